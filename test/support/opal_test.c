@@ -1,0 +1,42 @@
+#include "opal/opal_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "test/support/opal_test.h"
+
+int opal_test_run(Suite *suite)
+{
+    SRunner *runner = srunner_create(suite);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+bool opal_test_under_valgrind(void)
+{
+    const char *v = getenv("OPAL_TEST_UNDER_VALGRIND");
+    return NULL != v && 0 != strcmp(v, "0");
+}
+
+size_t opal_test_iterations(size_t full)
+{
+    if (!opal_test_under_valgrind()) {
+        return full;
+    }
+    size_t n = full / 100;
+    return n > 0 ? n : 1;
+}
+
+const char *opal_test_srcdir(void)
+{
+    const char *dir = getenv("OPAL_TEST_SRCDIR");
+    return NULL != dir ? dir : ".";
+}
+
+bool opal_test_can_fork(void)
+{
+    const char *v = getenv("CK_FORK");
+    return NULL == v || 0 != strcmp(v, "no");
+}
