@@ -1,0 +1,105 @@
+/*
+ * Mutexes and condition variables, and the process-wide "are threads in
+ * use" switch that lets single-threaded programs skip locking.
+ *
+ * opal_mutex_lock() always locks. OPAL_THREAD_LOCK() locks only when
+ * opal_using_threads() is true: the pattern for code on hot paths that
+ * must be correct with threads and free without them.
+ */
+#ifndef OPAL_THREADS_OPAL_MUTEX_H
+#define OPAL_THREADS_OPAL_MUTEX_H
+
+#include "opal/opal_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "opal/class/opal_object.h"
+
+/* True once the program has said it runs more than one thread that calls
+ * into opal. Read relaxed: it is set before the threads start (the thread
+ * creation is the synchronisation). */
+OPAL_DECLSPEC extern opal_atomic_bool_t opal_uses_threads;
+
+static inline bool opal_using_threads(void)
+{
+    return atomic_load_explicit(&opal_uses_threads, memory_order_relaxed);
+}
+
+/* Turns locking on or off; returns the previous setting. Call before
+ * starting (or after joining) the threads. */
+OPAL_DECLSPEC bool opal_set_using_threads(bool have);
+
+typedef struct opal_mutex_t {
+    opal_object_t super;
+    pthread_mutex_t m_lock;
+} opal_mutex_t;
+OBJ_CLASS_DECLARATION(opal_mutex_t);
+
+/* A recursive mutex: the owner may lock it again. */
+typedef opal_mutex_t opal_recursive_mutex_t;
+OBJ_CLASS_DECLARATION(opal_recursive_mutex_t);
+
+static inline void opal_mutex_lock(opal_mutex_t *m)
+{
+    pthread_mutex_lock(&m->m_lock);
+}
+
+static inline void opal_mutex_unlock(opal_mutex_t *m)
+{
+    pthread_mutex_unlock(&m->m_lock);
+}
+
+/* True when the lock was taken. */
+static inline bool opal_mutex_trylock(opal_mutex_t *m)
+{
+    return 0 == pthread_mutex_trylock(&m->m_lock);
+}
+
+#define OPAL_THREAD_LOCK(m)              \
+    do {                                 \
+        if (opal_using_threads()) {      \
+            opal_mutex_lock(m);          \
+        }                                \
+    } while (0)
+
+#define OPAL_THREAD_UNLOCK(m)            \
+    do {                                 \
+        if (opal_using_threads()) {      \
+            opal_mutex_unlock(m);        \
+        }                                \
+    } while (0)
+
+/* A condition variable on CLOCK_MONOTONIC. */
+typedef struct opal_condition_t {
+    opal_object_t super;
+    pthread_cond_t c_cond;
+} opal_condition_t;
+OBJ_CLASS_DECLARATION(opal_condition_t);
+
+/* Waits with m held; returns with m held. Spurious wake-ups happen: callers
+ * loop on their predicate. */
+static inline void opal_condition_wait(opal_condition_t *c, opal_mutex_t *m)
+{
+    pthread_cond_wait(&c->c_cond, &m->m_lock);
+}
+
+/* Waits at most until the monotonic time deadline_ns (opal_timer_ns()
+ * units). Returns OPAL_SUCCESS when woken, OPAL_ERR_TIMEOUT at the
+ * deadline. */
+OPAL_DECLSPEC int opal_condition_timedwait(opal_condition_t *c, opal_mutex_t *m,
+                                           uint64_t deadline_ns);
+
+static inline void opal_condition_signal(opal_condition_t *c)
+{
+    pthread_cond_signal(&c->c_cond);
+}
+
+static inline void opal_condition_broadcast(opal_condition_t *c)
+{
+    pthread_cond_broadcast(&c->c_cond);
+}
+
+#endif /* OPAL_THREADS_OPAL_MUTEX_H */
