@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds opal-mca and runs every test:
+#   1. the default build (gcc -O2): make, make check
+#   2. the unit tests again under valgrind (no errors, no leaks)
+#   3. a debug build with AddressSanitizer + UndefinedBehaviorSanitizer
+#   4. the threaded tests under ThreadSanitizer
+#   5. a clang build with --enable-picky (warnings are errors)
+#   6. make distcheck
+# Exits non-zero if anything failed and ends with the totals of checks.
+# Build trees are _build, _build-asan, _build-tsan, _build-clang; step logs
+# are in _build/check-logs/.
+#
+# Options: --quick (steps 1 only), --no-deps (do not install packages).
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+quick=no
+deps=yes
+for arg in "$@"; do
+    case "$arg" in
+        --quick) quick=yes ;;
+        --no-deps) deps=no ;;
+        -h | --help)
+            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "check.sh: unknown option '$arg' (try --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+
+. "$top/contrib/opal-deps.sh"
+if [ $deps = yes ]; then
+    opal_install_deps || exit 1
+fi
+
+logdir="$top/_build/check-logs"
+mkdir -p "$logdir"
+failed_steps=()
+total_checks=0
+total_failed=0
+
+# step NAME COMMAND...: runs one step with its output in $logdir/NAME.log.
+step() {
+    local name=$1
+    shift
+    local start=$SECONDS
+    printf '%-28s' "$name"
+    if "$@" >"$logdir/$name.log" 2>&1; then
+        echo "ok ($((SECONDS - start)) s)"
+        return 0
+    fi
+    echo "FAILED ($((SECONDS - start)) s): last lines of $logdir/$name.log:"
+    tail -n 40 "$logdir/$name.log" | sed 's/^/    | /'
+    failed_steps+=("$name")
+    return 1
+}
+
+# count_checks BUILDDIR LABEL: adds up the "Checks: N, Failures: F, Errors: E"
+# lines Check wrote into the test logs of one run.
+count_checks() {
+    local dir=$1 label=$2 n f e
+    read -r n f e < <(find "$dir/test" -name '*.log' -print0 2>/dev/null \
+        | xargs -0 -r grep -h -o 'Checks: [0-9]*, Failures: [0-9]*, Errors: [0-9]*' \
+        | awk -F'[:,] *' '{n+=$2; f+=$4; e+=$6} END {print n+0, f+0, e+0}')
+    echo "    $label: $n checks, $f failures, $e errors"
+    total_checks=$((total_checks + n))
+    total_failed=$((total_failed + f + e))
+}
+
+# run_tests NAME BUILDDIR LABEL MAKE-ARGS...: one test run, counted even when
+# it fails (the failing suites are in the counts).
+run_tests() {
+    local name=$1 dir=$2 label=$3
+    shift 3
+    step "$name" make -C "$dir" "$@"
+    local rc=$?
+    count_checks "$dir" "$label"
+    return $rc
+}
+
+configure_in() {
+    local dir=$1
+    shift
+    mkdir -p "$dir" && cd "$dir" && "$top/configure" "$@"
+}
+
+step autogen ./autogen.sh || { echo "check.sh: autogen failed"; exit 1; }
+
+if step configure configure_in "$top/_build" && step build make -C _build -j"$jobs"; then
+    sed -n '/configuration summary/,/compiler:/p' "$logdir/configure.log"
+    run_tests check _build "gcc -O2" -j"$jobs" check
+    if [ $quick = no ]; then
+        run_tests valgrind _build "valgrind" check-valgrind
+    fi
+fi
+
+if [ $quick = no ]; then
+    if step asan-configure configure_in "$top/_build-asan" --enable-debug \
+            --enable-sanitizers=address,undefined &&
+        step asan-build make -C _build-asan -j"$jobs"; then
+        run_tests asan-check _build-asan "asan+ubsan (debug)" -j"$jobs" check
+    fi
+    if step tsan-configure configure_in "$top/_build-tsan" --enable-sanitizers=thread &&
+        step tsan-build make -C _build-tsan -j"$jobs"; then
+        run_tests tsan-check _build-tsan "tsan (threaded tests)" check-tsan
+    fi
+    if step clang-configure configure_in "$top/_build-clang" CC=clang --enable-picky &&
+        step clang-build make -C _build-clang -j"$jobs"; then
+        run_tests clang-check _build-clang "clang picky" -j"$jobs" check
+    fi
+    step distcheck make -C _build -j"$jobs" distcheck
+fi
+
+echo
+if [ ${#failed_steps[@]} -gt 0 ]; then
+    echo "check.sh: failed steps: ${failed_steps[*]}"
+fi
+passed=$((total_checks - total_failed))
+echo "checks: $passed passed, $total_failed failed"
+[ ${#failed_steps[@]} -eq 0 ] && [ $total_failed -eq 0 ]
