@@ -139,6 +139,9 @@ static inline void opal_obj_run_constructors(opal_object_t *object)
 
 static inline void opal_obj_run_destructors(opal_object_t *object)
 {
+    /* An object made before an opal_class_finalize() may be released after
+     * it: its class's arrays were freed, so rebuild them first. */
+    opal_class_ensure_initialized(object->obj_class);
     opal_destruct_t *dtor = object->obj_class->cls_destruct_array;
     while (NULL != *dtor) {
         (*dtor)(object);

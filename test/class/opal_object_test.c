@@ -204,6 +204,20 @@ START_TEST(classes_reinitialise_after_finalize)
 }
 END_TEST
 
+START_TEST(object_outliving_finalize_is_destructed)
+{
+    int destroyed = 0;
+    leaf_t *o = OBJ_NEW(leaf_t);
+    o->destroyed = &destroyed;
+    opal_class_finalize();
+    trace[0] = '\0';
+    OBJ_RELEASE(o);
+    ck_assert_int_eq(destroyed, 1);
+    ck_assert_str_eq(trace, "cba");
+    opal_class_finalize();
+}
+END_TEST
+
 /* Many threads racing to initialise one class and to move one object's
  * reference count: the count ends exact and the class is built once. */
 typedef struct {
@@ -291,6 +305,7 @@ static Suite *object_suite(void)
     OPAL_TEST_ADD(s, construct_and_destruct_embedded);
     OPAL_TEST_ADD(s, new_from_class_pointer);
     OPAL_TEST_ADD(s, classes_reinitialise_after_finalize);
+    OPAL_TEST_ADD(s, object_outliving_finalize_is_destructed);
     OPAL_TEST_ADD(s, refcount_and_class_init_are_thread_safe);
 #if OPAL_ENABLE_DEBUG
     OPAL_TEST_ADD_SIGNAL(s, debug_catches_double_destruct, SIGABRT);
