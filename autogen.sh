@@ -5,5 +5,6 @@
 set -e
 cd "$(dirname "$0")"
 mkdir -p config
+./config/opal_mca_discover.sh
 autoreconf --force --install --warnings=all,no-portability
 echo "autogen.sh: now run ./configure (see ./configure --help)"

@@ -1,0 +1,199 @@
+/*
+ * Frameworks: a framework (btl, na, ...) is declared once with
+ * MCA_BASE_FRAMEWORK_DECLARE and driven through
+ *
+ *   register  its variables (the selection variable "<fw>", <fw>_base_verbose
+ *             and the framework's own), find its components (static table +
+ *             plugins), register each component's variables;
+ *   open      apply the selection variable, open the components;
+ *   select    (single-select) query them, keep the highest priority;
+ *             (multi-select) keep every module that initialised;
+ *   close     close the components, deregister their variables, unload
+ *             their plugins.
+ *
+ * register and open are reference counted: each open is matched by one
+ * close, and only the last close tears down. Open -> close -> open again
+ * works (plugins are loaded again).
+ *
+ * The selection variable takes an include list ("self,sm") or an exclude
+ * list ("^ofi"). Mixing the two, or naming a component that does not exist,
+ * fails the open with a message listing the components that exist (and
+ * those that failed to load, with why).
+ *
+ * Every component that is not used -- excluded, declined, failed to load or
+ * open, or lost the selection -- is recorded with the reason, printed at
+ * <fw>_base_verbose and kept for opal_info --selected and --show-failed.
+ */
+#ifndef OPAL_MCA_BASE_MCA_BASE_FRAMEWORK_H
+#define OPAL_MCA_BASE_MCA_BASE_FRAMEWORK_H
+
+#include "opal/opal_config.h"
+
+#include <stdbool.h>
+
+#include "opal/class/opal_list.h"
+#include "opal/mca/mca.h"
+
+typedef enum {
+    MCA_BASE_REGISTER_DEFAULT = 0,
+    /* Register only static components (no plugin loading). */
+    MCA_BASE_REGISTER_STATIC_ONLY = 0x1,
+    /* Register every component, ignoring the selection variable (opal_info). */
+    MCA_BASE_REGISTER_ALL = 0x2,
+} mca_base_register_flag_t;
+
+typedef enum {
+    MCA_BASE_OPEN_DEFAULT = 0,
+    /* Open only what registration found without applying the selection
+     * variable (opal_info). */
+    MCA_BASE_OPEN_FIND_COMPONENTS = 0x1,
+} mca_base_open_flag_t;
+
+typedef enum {
+    /* Keep every module that initialised (btl, bulk); otherwise one wins. */
+    MCA_BASE_FRAMEWORK_FLAG_MULTI_SELECT = 0x1,
+    /* Components are never plugins (e.g. the framework is needed to load
+     * plugins). */
+    MCA_BASE_FRAMEWORK_FLAG_NO_DSO = 0x2,
+} mca_base_framework_flags_t;
+
+/* Why a component is not in use; what opal_info prints. */
+#define MCA_BASE_COMPONENT_STAGE_TABLE(X)                        \
+    X(MCA_BASE_COMPONENT_STAGE_LOAD, "load")                     \
+    X(MCA_BASE_COMPONENT_STAGE_VERSION, "version check")         \
+    X(MCA_BASE_COMPONENT_STAGE_EXCLUDED, "selection")            \
+    X(MCA_BASE_COMPONENT_STAGE_REGISTER, "register")             \
+    X(MCA_BASE_COMPONENT_STAGE_OPEN, "open")                     \
+    X(MCA_BASE_COMPONENT_STAGE_QUERY, "query")                   \
+    X(MCA_BASE_COMPONENT_STAGE_PRIORITY, "priority")
+
+typedef enum {
+#define MCA_BASE_COMPONENT_STAGE_ENUM(name, str) name,
+    MCA_BASE_COMPONENT_STAGE_TABLE(MCA_BASE_COMPONENT_STAGE_ENUM)
+#undef MCA_BASE_COMPONENT_STAGE_ENUM
+} mca_base_component_stage_t;
+
+OPAL_DECLSPEC const char *mca_base_component_stage_name(mca_base_component_stage_t stage);
+
+/* A component the framework holds. */
+typedef struct mca_base_component_list_item_t {
+    opal_list_item_t super;
+    const mca_base_component_t *cli_component;
+    /* The plugin file, or NULL for a static component. */
+    char *cli_path;
+    /* Set once the component's open succeeded (close must be called). */
+    bool cli_opened;
+} mca_base_component_list_item_t;
+OBJ_CLASS_DECLARATION(mca_base_component_list_item_t);
+
+/* A component that is not in use, and why. */
+typedef struct mca_base_component_failure_t {
+    opal_list_item_t super;
+    char *cf_framework;
+    char *cf_component;
+    /* The plugin file, or NULL for a static component. */
+    char *cf_path;
+    mca_base_component_stage_t cf_stage;
+    /* One line, e.g. "undefined symbol: foo_bar" or "no device found". */
+    char *cf_reason;
+} mca_base_component_failure_t;
+OBJ_CLASS_DECLARATION(mca_base_component_failure_t);
+
+struct mca_base_framework_t;
+typedef int (*mca_base_framework_register_params_fn_t)(mca_base_register_flag_t flags);
+typedef int (*mca_base_framework_open_fn_t)(mca_base_open_flag_t flags);
+typedef int (*mca_base_framework_close_fn_t)(void);
+
+typedef enum {
+    MCA_BASE_FRAMEWORK_STATE_REGISTERED = 0x1,
+    MCA_BASE_FRAMEWORK_STATE_OPEN = 0x2,
+} mca_base_framework_state_t;
+
+typedef struct mca_base_framework_t {
+    /* Set by MCA_BASE_FRAMEWORK_DECLARE. */
+    const char *framework_project;
+    const char *framework_name;
+    const char *framework_description;
+    /* The interface version components must be built against (major must
+     * match; a newer minor in the component is refused). */
+    int framework_api_major;
+    int framework_api_minor;
+    mca_base_framework_register_params_fn_t framework_register;
+    mca_base_framework_open_fn_t framework_open;
+    mca_base_framework_close_fn_t framework_close;
+    uint32_t framework_flags;
+    /* NULL-terminated table of the components linked in. */
+    const mca_base_component_t *const *framework_static_components;
+
+    /* State, owned by the framework base. */
+    int framework_register_refcnt;
+    int framework_open_refcnt;
+    uint32_t framework_state;
+    /* Storage of the selection variable "<fw>" (NULL: all components). */
+    char *framework_selection;
+    int framework_selection_var;
+    int framework_verbose;
+    int framework_output;
+    /* mca_base_component_list_item_t: registered, then opened. */
+    opal_list_t framework_components;
+    /* mca_base_component_failure_t: excluded, declined, failed. */
+    opal_list_t framework_failures;
+} mca_base_framework_t;
+
+#define MCA_BASE_FRAMEWORK_DECLARE(project, name, description, api_major, api_minor, reg, open,  \
+                                   close, static_components, flags)                           \
+    mca_base_framework_t project##_##name##_base_framework = {                                 \
+        .framework_project = #project,                                                         \
+        .framework_name = #name,                                                               \
+        .framework_description = (description),                                               \
+        .framework_api_major = (api_major),                                                    \
+        .framework_api_minor = (api_minor),                                                    \
+        .framework_register = (reg),                                                           \
+        .framework_open = (open),                                                              \
+        .framework_close = (close),                                                            \
+        .framework_flags = (flags),                                                            \
+        .framework_static_components = (static_components),                                    \
+    }
+
+/* Registers the framework's and its components' variables (counted). */
+OPAL_DECLSPEC int mca_base_framework_register(mca_base_framework_t *framework,
+                                              mca_base_register_flag_t flags);
+
+/* Registers if needed, applies the selection variable and opens the
+ * components (counted). On a selection-variable error returns
+ * OPAL_ERR_BAD_VALUE after printing what exists. */
+OPAL_DECLSPEC int mca_base_framework_open(mca_base_framework_t *framework,
+                                          mca_base_open_flag_t flags);
+
+/* Drops one open (and the matching register); the last one closes every
+ * component, deregisters their variables and unloads their plugins. */
+OPAL_DECLSPEC int mca_base_framework_close(mca_base_framework_t *framework);
+
+OPAL_DECLSPEC bool mca_base_framework_is_registered(const mca_base_framework_t *framework);
+OPAL_DECLSPEC bool mca_base_framework_is_open(const mca_base_framework_t *framework);
+
+/* Single-select: queries every opened component; the highest priority
+ * wins, ties broken by component name (alphabetically first). The others
+ * are closed and recorded ("priority 10 < 40 of sm"). Returns
+ * OPAL_ERR_NOT_FOUND when no component returned a module. */
+OPAL_DECLSPEC int mca_base_select(mca_base_framework_t *framework, mca_base_module_t **best_module,
+                                  const mca_base_component_t **best_component, int *best_priority);
+
+/* Records that component declines to run here, with a printf-style reason;
+ * printed at the framework's verbosity and kept for opal_info. The
+ * component then returns OPAL_ERR_NOT_AVAILABLE from the hook it is in. */
+OPAL_DECLSPEC void mca_base_component_decline(const mca_base_component_t *component,
+                                              const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
+
+/* Closes one opened component and removes it from the framework, recording
+ * reason (multi-select frameworks: a module that failed its init). */
+OPAL_DECLSPEC void mca_base_framework_drop_component(mca_base_framework_t *framework,
+                                                     mca_base_component_list_item_t *item,
+                                                     mca_base_component_stage_t stage,
+                                                     const char *reason);
+
+/* Every framework of the build (generated at configure time),
+ * NULL-terminated: what opal_info lists. */
+OPAL_DECLSPEC extern mca_base_framework_t *mca_base_frameworks[];
+
+#endif /* OPAL_MCA_BASE_MCA_BASE_FRAMEWORK_H */

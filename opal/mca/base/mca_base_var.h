@@ -1,0 +1,302 @@
+/*
+ * MCA variables: typed, documented run-time parameters of the project, its
+ * frameworks and their components.
+ *
+ * A variable's full name is <framework>_<component>_<name> with empty parts
+ * left out ("btl_sm_eager_limit", "btl_base_verbose", "btl" for the
+ * selection variable of the btl framework, "mca_base_component_path").
+ * It is bound to the caller's storage, which always holds the current
+ * value; registration reads the value from the highest-precedence source:
+ *
+ *   override file > API (mca_base_var_set_value) > command line (--mca k v)
+ *     > environment (OPAL_MCA_<full name>) > parameter files > default
+ *
+ * Parameter files are read in this order, an earlier file winning:
+ * each file of $OPAL_PARAM_FILES (colon list), ~/.opal/mca-params.conf,
+ * $sysconfdir/opal-mca-params.conf. The override file
+ * $sysconfdir/opal-mca-params-override.conf beats everything and makes the
+ * variables it sets read-only.
+ *
+ * Every value knows where it came from (mca_base_var_source_t, plus file and
+ * line for files). Bad values are never silent: a value that does not parse
+ * for the type, an enumerator or flag name that does not exist, is refused
+ * with a message naming the variable, the value and its source, and the
+ * variable keeps its previous value. Names set in the environment, in
+ * files or on the command line that match no variable are reported by
+ * mca_base_var_check_unknown() with the nearest registered name.
+ */
+#ifndef OPAL_MCA_BASE_MCA_BASE_VAR_H
+#define OPAL_MCA_BASE_MCA_BASE_VAR_H
+
+#include "opal/opal_config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opal/class/opal_object.h"
+
+/* Value types. Enumerations and flag sets are MCA_BASE_VAR_TYPE_INT with an
+ * enumerator attached. */
+#define MCA_BASE_VAR_TYPE_TABLE(X)                   \
+    X(MCA_BASE_VAR_TYPE_INT, "int")                  \
+    X(MCA_BASE_VAR_TYPE_UNSIGNED_INT, "unsigned_int") \
+    X(MCA_BASE_VAR_TYPE_LONG, "long")                \
+    X(MCA_BASE_VAR_TYPE_SIZE_T, "size_t")            \
+    X(MCA_BASE_VAR_TYPE_UINT64_T, "uint64_t")        \
+    X(MCA_BASE_VAR_TYPE_BOOL, "bool")                \
+    X(MCA_BASE_VAR_TYPE_DOUBLE, "double")            \
+    X(MCA_BASE_VAR_TYPE_STRING, "string")
+
+typedef enum {
+#define MCA_BASE_VAR_TYPE_ENUM(name, str) name,
+    MCA_BASE_VAR_TYPE_TABLE(MCA_BASE_VAR_TYPE_ENUM)
+#undef MCA_BASE_VAR_TYPE_ENUM
+    MCA_BASE_VAR_TYPE_MAX
+} mca_base_var_type_t;
+
+/* The name of a type ("size_t"). */
+OPAL_DECLSPEC const char *mca_base_var_type_name(mca_base_var_type_t type);
+
+/* Where a value came from, lowest precedence first. */
+#define MCA_BASE_VAR_SOURCE_TABLE(X)                     \
+    X(MCA_BASE_VAR_SOURCE_DEFAULT, "default")            \
+    X(MCA_BASE_VAR_SOURCE_FILE, "file")                  \
+    X(MCA_BASE_VAR_SOURCE_ENV, "environment")            \
+    X(MCA_BASE_VAR_SOURCE_COMMAND_LINE, "command line")  \
+    X(MCA_BASE_VAR_SOURCE_SET, "API")                    \
+    X(MCA_BASE_VAR_SOURCE_OVERRIDE, "override file")
+
+typedef enum {
+#define MCA_BASE_VAR_SOURCE_ENUM(name, str) name,
+    MCA_BASE_VAR_SOURCE_TABLE(MCA_BASE_VAR_SOURCE_ENUM)
+#undef MCA_BASE_VAR_SOURCE_ENUM
+    MCA_BASE_VAR_SOURCE_MAX
+} mca_base_var_source_t;
+
+OPAL_DECLSPEC const char *mca_base_var_source_name(mca_base_var_source_t source);
+
+/* Flags given at registration. */
+typedef enum {
+    MCA_BASE_VAR_FLAG_NONE = 0,
+    /* Not shown by opal_info unless asked (--all). */
+    MCA_BASE_VAR_FLAG_INTERNAL = 0x1,
+    /* Only the default is used; setting it anywhere is an error. */
+    MCA_BASE_VAR_FLAG_DEFAULT_ONLY = 0x2,
+    /* Still works but will go away; setting it warns once. */
+    MCA_BASE_VAR_FLAG_DEPRECATED = 0x4,
+    /* Cannot be changed after registration (set by the override file too). */
+    MCA_BASE_VAR_FLAG_READ_ONLY = 0x8,
+    /* Internal: the variable is a synonym of another. */
+    MCA_BASE_VAR_FLAG_SYNONYM = 0x10,
+} mca_base_var_flag_t;
+
+/* Who may change a variable and whether it must match across processes
+ * (shown by opal_info; enforced only for CONSTANT and READ_ONLY). */
+typedef enum {
+    MCA_BASE_VAR_SCOPE_CONSTANT, /* never changes: a compile-time fact */
+    MCA_BASE_VAR_SCOPE_READONLY, /* set before registration, then fixed */
+    MCA_BASE_VAR_SCOPE_LOCAL,    /* may differ between processes */
+    MCA_BASE_VAR_SCOPE_GROUP,    /* must match within a group of peers */
+    MCA_BASE_VAR_SCOPE_ALL,      /* must match across the whole job */
+    MCA_BASE_VAR_SCOPE_MAX
+} mca_base_var_scope_t;
+
+OPAL_DECLSPEC const char *mca_base_var_scope_name(mca_base_var_scope_t scope);
+
+/* Info levels: 1-3 selection and verbosity (end users), 4-6 tuning
+ * (application tuners), 7-9 internals (developers). */
+typedef enum {
+    OPAL_INFO_LVL_1 = 1,
+    OPAL_INFO_LVL_2,
+    OPAL_INFO_LVL_3,
+    OPAL_INFO_LVL_4,
+    OPAL_INFO_LVL_5,
+    OPAL_INFO_LVL_6,
+    OPAL_INFO_LVL_7,
+    OPAL_INFO_LVL_8,
+    OPAL_INFO_LVL_9,
+    OPAL_INFO_LVL_MAX = OPAL_INFO_LVL_9
+} mca_base_var_info_lvl_t;
+
+/* One named value of an enumeration or one bit of a flag set. */
+typedef struct mca_base_var_enum_value_t {
+    int value;
+    const char *string;
+} mca_base_var_enum_value_t;
+
+/*
+ * An enumerator: for an enumeration, the variable holds one of the values
+ * and accepts the name or the number; for a flag set, each value is a bit
+ * (or a mask of bits), the variable holds their OR, and accepts a comma
+ * list of names (or a number). Reference counted: the variable retains it.
+ */
+typedef struct mca_base_var_enum_t {
+    opal_object_t super;
+    char *enum_name;
+    bool enum_is_flag;
+    int enum_value_count;
+    /* Copied at creation; strings owned by the enumerator. */
+    mca_base_var_enum_value_t *enum_values;
+} mca_base_var_enum_t;
+OBJ_CLASS_DECLARATION(mca_base_var_enum_t);
+
+/* Creates an enumeration from values (terminated by {0, NULL}). The caller
+ * owns the returned reference. OPAL_ERR_BAD_PARAM for duplicate names. */
+OPAL_DECLSPEC int mca_base_var_enum_create(const char *name, const mca_base_var_enum_value_t *values,
+                                           mca_base_var_enum_t **enumerator);
+
+/* Creates a flag set; every value must be non-zero. */
+OPAL_DECLSPEC int mca_base_var_enum_create_flag(const char *name,
+                                                const mca_base_var_enum_value_t *flags,
+                                                mca_base_var_enum_t **enumerator);
+
+/* Parses a name, number or (flag sets) comma list into *value. On failure
+ * returns OPAL_ERR_BAD_VALUE and, if error is not NULL, a malloc'd message
+ * listing the accepted names. */
+OPAL_DECLSPEC int mca_base_var_enum_parse(const mca_base_var_enum_t *enumerator, const char *text,
+                                          int *value, char **error);
+
+/* The text for a value: the name, or for a flag set the comma list of the
+ * names of its bits. Caller frees. */
+OPAL_DECLSPEC int mca_base_var_enum_to_string(const mca_base_var_enum_t *enumerator, int value,
+                                              char **text);
+
+/* Storage a variable is bound to; the union member matches the type. */
+typedef union mca_base_var_storage_t {
+    int intval;
+    unsigned int uintval;
+    long longval;
+    size_t sizetval;
+    uint64_t uint64val;
+    bool boolval;
+    double doubleval;
+    char *stringval;
+} mca_base_var_storage_t;
+
+/* A registered variable, as the query functions show it. Read-only to
+ * callers. */
+typedef struct mca_base_var_t {
+    opal_object_t super;
+    int mbv_index;
+    char *mbv_project_name;
+    char *mbv_framework_name;
+    char *mbv_component_name;
+    char *mbv_variable_name;
+    char *mbv_full_name;
+    char *mbv_long_name; /* <project>_<full name> */
+    char *mbv_description;
+    mca_base_var_type_t mbv_type;
+    mca_base_var_enum_t *mbv_enumerator;
+    mca_base_var_info_lvl_t mbv_info_lvl;
+    mca_base_var_scope_t mbv_scope;
+    uint32_t mbv_flags;
+    /* The caller's storage; strings in it are owned by the variable system
+     * (strdup'd), and freed when the variable is deregistered. */
+    mca_base_var_storage_t *mbv_storage;
+    /* The default as text (for opal_info and resets). */
+    char *mbv_default_text;
+    mca_base_var_source_t mbv_source;
+    /* For FILE and OVERRIDE sources: which file and line; else NULL / 0. */
+    char *mbv_source_file;
+    int mbv_source_line;
+    /* A synonym points at its variable; a variable lists its synonyms. */
+    int mbv_synonym_for;
+    int *mbv_synonyms;
+    int mbv_synonym_count;
+    /* False after deregistration (the index stays reserved). */
+    bool mbv_valid;
+} mca_base_var_t;
+OBJ_CLASS_DECLARATION(mca_base_var_t);
+
+/* Starts the variable system: reads the override file, the parameter files
+ * and the environment into pending values (nothing is applied until a
+ * variable registers). Counted like opal_init_util. */
+OPAL_DECLSPEC int mca_base_var_init(void);
+OPAL_DECLSPEC int mca_base_var_finalize(void);
+
+/* Records `--mca key value` pairs from a command line (keys are full names
+ * or synonyms, without the OPAL_MCA_ prefix). Applies to variables already
+ * registered at once, and to later ones as they register. Repeated keys:
+ * the last one wins. Bad values are reported against "command line". */
+OPAL_DECLSPEC int mca_base_var_process_cmdline(int count, char *const keys[],
+                                               char *const values[]);
+
+/*
+ * Registers a variable and binds it to storage (which must hold the
+ * default on entry: a string default is copied). Returns the variable's
+ * index (>= 0) or a negative error: OPAL_ERR_BAD_PARAM for a bad name or
+ * type, OPAL_ERR_EXISTS when registered again with a different type (the
+ * same registration again returns the existing index and rebinds).
+ * project may be NULL ("opal"); framework and component may be NULL.
+ * enumerator may be NULL; it is retained.
+ */
+OPAL_DECLSPEC int mca_base_var_register(const char *project, const char *framework,
+                                        const char *component, const char *name,
+                                        const char *description, mca_base_var_type_t type,
+                                        mca_base_var_enum_t *enumerator, uint32_t flags,
+                                        mca_base_var_info_lvl_t info_lvl,
+                                        mca_base_var_scope_t scope, void *storage);
+
+/* Shorthand for a component's variable: the component's project, framework
+ * and component names come from the component struct. */
+struct mca_base_component_t;
+OPAL_DECLSPEC int mca_base_component_var_register(const struct mca_base_component_t *component,
+                                                  const char *name, const char *description,
+                                                  mca_base_var_type_t type,
+                                                  mca_base_var_enum_t *enumerator, uint32_t flags,
+                                                  mca_base_var_info_lvl_t info_lvl,
+                                                  mca_base_var_scope_t scope, void *storage);
+
+/* Registers another name for variable var_index. With
+ * MCA_BASE_VAR_FLAG_DEPRECATED, setting the synonym works but warns once,
+ * naming the new name. Returns the synonym's index. */
+OPAL_DECLSPEC int mca_base_var_register_synonym(int var_index, const char *project,
+                                                const char *framework, const char *component,
+                                                const char *name, uint32_t flags);
+
+/* Deregisters a variable (and its synonyms): its storage is no longer
+ * written, strings it owned are freed (the storage's pointer is set to
+ * NULL). Used when a component closes and its plugin is unloaded. */
+OPAL_DECLSPEC int mca_base_var_deregister(int var_index);
+
+/* Deregisters every variable of a framework / of one component. */
+OPAL_DECLSPEC int mca_base_var_deregister_component(const char *project, const char *framework,
+                                                    const char *component);
+
+/* Index of a variable (or synonym) by its parts or by its full name;
+ * OPAL_ERR_NOT_FOUND otherwise. */
+OPAL_DECLSPEC int mca_base_var_find(const char *project, const char *framework,
+                                    const char *component, const char *name);
+OPAL_DECLSPEC int mca_base_var_find_by_name(const char *full_name);
+
+/* The variable at index (synonyms resolve to themselves; see
+ * mbv_synonym_for). OPAL_ERR_NOT_FOUND for a bad or deregistered index. */
+OPAL_DECLSPEC int mca_base_var_get(int var_index, const mca_base_var_t **var);
+
+/* Number of indices handed out (some may be deregistered). */
+OPAL_DECLSPEC int mca_base_var_get_count(void);
+
+/* Sets a variable from text as if from source (normally
+ * MCA_BASE_VAR_SOURCE_SET); parses for the type, refuses read-only and
+ * default-only variables (OPAL_ERR_PERM) and bad values
+ * (OPAL_ERR_BAD_VALUE), reporting both with the variable's name. */
+OPAL_DECLSPEC int mca_base_var_set_value_string(int var_index, const char *value,
+                                                mca_base_var_source_t source,
+                                                const char *source_file);
+
+/* The current value as text (enumerations by name). Caller frees. */
+OPAL_DECLSPEC int mca_base_var_value_string(int var_index, char **text);
+
+/* Every name set in the environment, in a parameter file or on the command
+ * line that matches no registered variable is reported with the nearest
+ * registered name, as mca_base_unknown_params says: "warn" (default),
+ * "error" (returns OPAL_ERR_UNKNOWN_NAME) or "ignore". Call after the
+ * frameworks have registered. */
+OPAL_DECLSPEC int mca_base_var_check_unknown(void);
+
+/* The registered name closest to name (edit distance), or NULL when none
+ * is close enough. Caller frees. */
+OPAL_DECLSPEC char *mca_base_var_suggest(const char *name);
+
+#endif /* OPAL_MCA_BASE_MCA_BASE_VAR_H */
