@@ -192,8 +192,9 @@ OPAL_DECLSPEC void mca_base_framework_drop_component(mca_base_framework_t *frame
                                                      mca_base_component_stage_t stage,
                                                      const char *reason);
 
-/* Every framework of the build (generated at configure time),
- * NULL-terminated: what opal_info lists. */
-OPAL_DECLSPEC extern mca_base_framework_t *mca_base_frameworks[];
+/* Every framework of project opal in this build, NULL-terminated: what
+ * opal_info lists (configure generates opal/mca/base/opal_frameworks.h;
+ * liborte has orte_frameworks[] the same way). */
+OPAL_DECLSPEC extern mca_base_framework_t *opal_frameworks[];
 
 #endif /* OPAL_MCA_BASE_MCA_BASE_FRAMEWORK_H */
