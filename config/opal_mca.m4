@@ -12,7 +12,9 @@
 #   MCA_<project>_<fw>_<comp>_CONFIG([action-if-can], [action-if-cannot])
 # and set opal_mca_why to say why it cannot be built (missing libfabric...).
 # Components of the test project are always built both ways (tests load
-# them as plugins and link them statically).
+# them as plugins and link them statically). A component whose directory
+# holds a file .opal_plugin_only is only ever a plugin (e.g. one that
+# cannot link into a program on purpose).
 
 AC_DEFUN([OPAL_MCA_CONFIGURE], [
     AC_ARG_ENABLE([mca-dso],
@@ -70,8 +72,14 @@ AC_DEFUN([_OPAL_MCA_COMPONENT], [
     ])
     opal_mca_dso=no
     opal_mca_static=no
+    opal_mca_plugin_only=no
+    test -f "$srcdir/$1/mca/$2/$3/.opal_plugin_only" && opal_mca_plugin_only=yes
+    AS_IF([test $opal_mca_build = yes && test $opal_mca_plugin_only = yes &&
+           test "$1" != test && test "x$enable_mca_dso" = xno],
+          [opal_mca_build=no; opal_mca_why="plugin only, and --disable-mca-dso"])
     AS_IF([test $opal_mca_build = yes], [
-        AS_IF([test "$1" = test], [opal_mca_dso=yes; opal_mca_static=yes],
+        AS_IF([test $opal_mca_plugin_only = yes], [opal_mca_dso=yes],
+              [test "$1" = test], [opal_mca_dso=yes; opal_mca_static=yes],
               [test "x$enable_mca_dso" = xno], [opal_mca_static=yes],
               [AS_CASE(["$opal_mca_static_list"],
                    [*",$2-$3,"* | *",$2,"*], [opal_mca_static=yes],

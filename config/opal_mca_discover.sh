@@ -13,6 +13,8 @@
 # base/ and common/); a component is a directory <project>/mca/<fw>/<comp>/
 # holding a Makefile.inc that sets mca_<fw>_<comp>_sources (and optionally
 # _cppflags, _ldflags, _libs). Adding a component is adding a directory.
+# A file .opal_plugin_only in a component's directory makes configure
+# (config/opal_mca.m4) build it only as a plugin.
 set -e
 cd "$(dirname "$0")/.."
 

@@ -23,6 +23,9 @@
  * Every component that is not used -- excluded, declined, failed to load or
  * open, or lost the selection -- is recorded with the reason, printed at
  * <fw>_base_verbose and kept for opal_info --selected and --show-failed.
+ *
+ * Frameworks are registered, opened, selected and closed from one thread
+ * at a time (initialisation and finalisation); none of this locks.
  */
 #ifndef OPAL_MCA_BASE_MCA_BASE_FRAMEWORK_H
 #define OPAL_MCA_BASE_MCA_BASE_FRAMEWORK_H
@@ -75,14 +78,22 @@ typedef enum {
 
 OPAL_DECLSPEC const char *mca_base_component_stage_name(mca_base_component_stage_t stage);
 
+struct mca_base_component_repository_item_t;
+
 /* A component the framework holds. */
 typedef struct mca_base_component_list_item_t {
     opal_list_item_t super;
     const mca_base_component_t *cli_component;
     /* The plugin file, or NULL for a static component. */
     char *cli_path;
+    /* The loaded plugin (one reference), or NULL for a static component. */
+    struct mca_base_component_repository_item_t *cli_plugin;
     /* Set once the component's open succeeded (close must be called). */
     bool cli_opened;
+    /* Set by mca_base_select / mca_base_select_all for the components
+     * kept: the module their query returned and its priority. */
+    mca_base_module_t *cli_module;
+    int cli_priority;
 } mca_base_component_list_item_t;
 OBJ_CLASS_DECLARATION(mca_base_component_list_item_t);
 
@@ -100,6 +111,22 @@ typedef struct mca_base_component_failure_t {
 OBJ_CLASS_DECLARATION(mca_base_component_failure_t);
 
 struct mca_base_framework_t;
+
+/* Verbosity levels of <fw>_base_verbose (any number between works).
+ * Errors (a component's open failing) are printed whatever the level. */
+enum {
+    /* Why each component is not used: excluded, declined, lost. */
+    MCA_BASE_VERBOSE_COMPONENT = 10,
+    /* What was found and selected, step by step. */
+    MCA_BASE_VERBOSE_INFO = 40,
+};
+
+/* The framework's own hooks, all optional:
+ *   register  after the base registered "<fw>" and <fw>_base_verbose, before
+ *             the components are found (the framework's own variables);
+ *   open      after the components opened (framework-wide set-up); an
+ *             error closes them and fails mca_base_framework_open;
+ *   close     before the components close (release modules). */
 typedef int (*mca_base_framework_register_params_fn_t)(mca_base_register_flag_t flags);
 typedef int (*mca_base_framework_open_fn_t)(mca_base_open_flag_t flags);
 typedef int (*mca_base_framework_close_fn_t)(void);
@@ -161,7 +188,9 @@ OPAL_DECLSPEC int mca_base_framework_register(mca_base_framework_t *framework,
 
 /* Registers if needed, applies the selection variable and opens the
  * components (counted). On a selection-variable error returns
- * OPAL_ERR_BAD_VALUE after printing what exists. */
+ * OPAL_ERR_BAD_VALUE after printing what exists. With
+ * MCA_BASE_OPEN_FIND_COMPONENTS the implicit register is
+ * MCA_BASE_REGISTER_ALL and the selection is not applied. */
 OPAL_DECLSPEC int mca_base_framework_open(mca_base_framework_t *framework,
                                           mca_base_open_flag_t flags);
 
@@ -174,10 +203,19 @@ OPAL_DECLSPEC bool mca_base_framework_is_open(const mca_base_framework_t *framew
 
 /* Single-select: queries every opened component; the highest priority
  * wins, ties broken by component name (alphabetically first). The others
- * are closed and recorded ("priority 10 < 40 of sm"). Returns
- * OPAL_ERR_NOT_FOUND when no component returned a module. */
+ * are closed and recorded ("priority 10 < 40 of sm"). The winner stays in
+ * framework_components with cli_module set. Returns OPAL_ERR_NOT_FOUND
+ * when no component returned a module, OPAL_ERR_NOT_INITIALIZED when the
+ * framework is not open. */
 OPAL_DECLSPEC int mca_base_select(mca_base_framework_t *framework, mca_base_module_t **best_module,
                                   const mca_base_component_t **best_component, int *best_priority);
+
+/* Multi-select: queries every opened component and keeps each one whose
+ * query returned a module (cli_module, cli_priority), sorted by priority,
+ * highest first, ties by name; the others are closed and recorded.
+ * *selected (when not NULL) is the number kept. Returns
+ * OPAL_ERR_NOT_FOUND when none was kept. */
+OPAL_DECLSPEC int mca_base_select_all(mca_base_framework_t *framework, int *selected);
 
 /* Records that component declines to run here, with a printf-style reason;
  * printed at the framework's verbosity and kept for opal_info. The

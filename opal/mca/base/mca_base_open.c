@@ -1,0 +1,131 @@
+/*
+ * mca_base_open / mca_base_close: the variable system, the base's own
+ * variables and the component repository, counted.
+ */
+#include "opal/opal_config.h"
+
+#include <stddef.h>
+
+#include "opal/mca/base/mca_base_component_repository.h"
+#include "opal/mca/base/mca_base_framework_internal.h"
+#include "opal/mca/base/mca_base_open.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
+
+#ifndef OPAL_PKGLIBDIR
+#error "OPAL_PKGLIBDIR (where plugins are installed) comes from opal/mca/base/Makefile.inc"
+#endif
+
+char *mca_base_component_path = NULL;
+char *mca_base_component_show_load_errors = NULL;
+int mca_base_verbose = 0;
+int mca_base_output = -1;
+
+static int open_count = 0;
+static int var_path = -1;
+static int var_show = -1;
+static int var_verbose = -1;
+
+static void deregister_vars(void)
+{
+    int *vars[] = {&var_path, &var_show, &var_verbose};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); ++i) {
+        if (*vars[i] >= 0) {
+            (void) mca_base_var_deregister(*vars[i]);
+            *vars[i] = -1;
+        }
+    }
+}
+
+static int register_vars(void)
+{
+    /* The variable system copies a string default before it stores into
+     * the storage, so pointing at a literal here is safe. */
+    mca_base_component_path = (char *) OPAL_PKGLIBDIR ":~/.opal/components";
+    var_path = mca_base_var_register(
+        "opal", "mca", "base", "component_path",
+        "Where to look for component plugins (mca_<framework>_<component>.so): a colon list "
+        "of directories, \"~\" standing for $HOME; the first directory holding a plugin wins",
+        MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
+        MCA_BASE_VAR_SCOPE_LOCAL, &mca_base_component_path);
+    if (var_path < 0) {
+        return var_path;
+    }
+    mca_base_component_show_load_errors = (char *) "all";
+    var_show = mca_base_var_register(
+        "opal", "mca", "base", "component_show_load_errors",
+        "Which plugin load failures to print: all, none, or a comma list of framework or "
+        "framework/component names, the whole list negated by a leading ^ (every failure is "
+        "kept for opal_info --show-failed either way)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
+        MCA_BASE_VAR_SCOPE_LOCAL, &mca_base_component_show_load_errors);
+    if (var_show < 0) {
+        return var_show;
+    }
+    mca_base_verbose = 0;
+    var_verbose = mca_base_var_register(
+        "opal", "mca", "base", "verbose",
+        "Verbosity of the MCA base: 10 shows ignored plugins, 40 every directory and plugin",
+        MCA_BASE_VAR_TYPE_INT, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
+        MCA_BASE_VAR_SCOPE_LOCAL, &mca_base_verbose);
+    return var_verbose < 0 ? var_verbose : OPAL_SUCCESS;
+}
+
+int mca_base_open(void)
+{
+    if (open_count++ > 0) {
+        return OPAL_SUCCESS;
+    }
+    int rc = mca_base_var_init();
+    if (OPAL_SUCCESS != rc) {
+        goto out_count;
+    }
+    rc = register_vars();
+    if (OPAL_SUCCESS != rc) {
+        goto out_vars;
+    }
+    opal_output_stream_t lds = {
+        .lds_prefix = "mca: base: ",
+        .lds_verbose_level = mca_base_verbose,
+        .lds_want_stderr = true,
+    };
+    mca_base_output = opal_output_open(&lds);
+    if (mca_base_output < 0) {
+        rc = mca_base_output;
+        mca_base_output = -1;
+        goto out_vars;
+    }
+    rc = mca_base_component_repository_init();
+    if (OPAL_SUCCESS != rc) {
+        goto out_output;
+    }
+    return OPAL_SUCCESS;
+
+out_output:
+    opal_output_close(mca_base_output);
+    mca_base_output = -1;
+out_vars:
+    deregister_vars();
+    (void) mca_base_var_finalize();
+out_count:
+    open_count = 0;
+    return rc;
+}
+
+int mca_base_close(void)
+{
+    if (open_count <= 0) {
+        return OPAL_ERR_NOT_INITIALIZED;
+    }
+    if (--open_count > 0) {
+        return OPAL_SUCCESS;
+    }
+    mca_base_component_repository_finalize();
+    mca_base_component_clear_declines();
+    mca_base_load_errors_finalize();
+    opal_output_close(mca_base_output);
+    mca_base_output = -1;
+    deregister_vars();
+    return mca_base_var_finalize();
+}
