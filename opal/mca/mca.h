@@ -36,9 +36,12 @@
 #define MCA_BASE_MAX_TYPE_NAME_LEN 31
 #define MCA_BASE_MAX_COMPONENT_NAME_LEN 63
 
-/* What a query returns; frameworks embed it first in their module type. */
+/* What a query returns; frameworks embed it first in their module type.
+ * Pointer-sized, so that its alignment is that of a module full of
+ * function pointers and casting back to the framework's type is clean
+ * (clang's -Wcast-align). */
 typedef struct mca_base_module_t {
-    int dummy;
+    void *reserved;
 } mca_base_module_t;
 
 /* Registers the component's variables; OPAL_ERR_NOT_AVAILABLE declines. */
