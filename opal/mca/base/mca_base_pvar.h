@@ -44,12 +44,15 @@
     X(MCA_BASE_PVAR_CLASS_HIGHWATERMARK, "high watermark")                                         \
     X(MCA_BASE_PVAR_CLASS_LOWWATERMARK, "low watermark")
 
+/* Unformatted: clang-format takes the table expansion for a statement. */
+/* clang-format off */
 typedef enum {
 #define MCA_BASE_PVAR_CLASS_ENUM(name, str) name,
     MCA_BASE_PVAR_CLASS_TABLE(MCA_BASE_PVAR_CLASS_ENUM)
 #undef MCA_BASE_PVAR_CLASS_ENUM
-        MCA_BASE_PVAR_CLASS_MAX
+    MCA_BASE_PVAR_CLASS_MAX
 } mca_base_pvar_class_t;
+/* clang-format on */
 
 /* The name of a class ("counter"). */
 OPAL_DECLSPEC const char *mca_base_pvar_class_name(mca_base_pvar_class_t pvar_class);

@@ -340,7 +340,8 @@ int mca_base_var_register(const char *project, const char *framework, const char
         /* Registered before (a plugin loaded again, a framework opened
          * again): the same index, bound to the new storage. */
         var = mca_base_var_lookup(index);
-        if (0 != (var->pub.mbv_flags & MCA_BASE_VAR_FLAG_SYNONYM) || var->pub.mbv_type != type) {
+        if (NULL == var || 0 != (var->pub.mbv_flags & MCA_BASE_VAR_FLAG_SYNONYM) ||
+            var->pub.mbv_type != type) {
             rc = OPAL_ERR_EXISTS;
             goto out;
         }
@@ -430,7 +431,7 @@ int mca_base_var_register_synonym(int var_index, const char *project, const char
     int index = mca_base_var_lookup_name(full_name);
     if (index >= 0) {
         syn = mca_base_var_lookup(index);
-        if (0 == (syn->pub.mbv_flags & MCA_BASE_VAR_FLAG_SYNONYM) ||
+        if (NULL == syn || 0 == (syn->pub.mbv_flags & MCA_BASE_VAR_FLAG_SYNONYM) ||
             syn->pub.mbv_synonym_for != var_index) {
             rc = OPAL_ERR_EXISTS;
             goto out;

@@ -328,15 +328,15 @@ int mca_base_var_parse(const mca_base_var_priv_t *var, const char *text,
     }
 }
 
-/* The shortest %g text that reads back as the same double. */
+/* 15 significant digits print what users typed ("0.1", not
+ * "0.10000000000000001"); 17 are used only when 15 would not read back
+ * as the same double. */
 static char *format_double(double v)
 {
     char buf[64];
-    for (int prec = 1; prec <= 17; ++prec) {
-        snprintf(buf, sizeof(buf), "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) {
-            break;
-        }
+    snprintf(buf, sizeof(buf), "%.15g", v);
+    if (strtod(buf, NULL) != v) {
+        snprintf(buf, sizeof(buf), "%.17g", v);
     }
     return strdup(buf);
 }
@@ -432,9 +432,10 @@ static void report_refusal(mca_base_var_msg_kind_t kind, const char *topic,
 {
     char *src = mca_base_var_describe_pending(p), *cur = current_text(var);
     char *cur_src = describe_current(var);
+    /* An empty value would vanish from the sentence. */
+    const char *shown = NULL == cur ? "?" : '\0' == *cur ? "\"\"" : cur;
     mca_base_var_report(kind, topic, var->pub.mbv_full_name, p->value, NULL != src ? src : "?",
-                        NULL != cur ? cur : "?", NULL != cur_src ? cur_src : "?",
-                        NULL != why ? why : "?");
+                        shown, NULL != cur_src ? cur_src : "?", NULL != why ? why : "?");
     free(cur_src);
     free(cur);
     free(src);
@@ -452,7 +453,7 @@ static void warn_deprecated(mca_base_var_priv_t *var, const mca_base_var_pending
     char *src = mca_base_var_describe_pending(p);
     if (named != var) {
         mca_base_var_report(MCA_BASE_VAR_MSG_WARNING, "deprecated-synonym", p->name,
-                            NULL != src ? src : "?", var->pub.mbv_full_name);
+                            var->pub.mbv_full_name, NULL != src ? src : "?");
     } else {
         mca_base_var_report(MCA_BASE_VAR_MSG_WARNING, "deprecated", p->name,
                             NULL != src ? src : "?");
