@@ -223,6 +223,18 @@ START_TEST(suggestion_ties_go_to_earliest_registered)
 }
 END_TEST
 
+START_TEST(suggestion_never_offers_deprecated_names)
+{
+    ck_assert_int_eq(mca_base_var_init(), OPAL_SUCCESS);
+    int index = reg_limit();
+    mca_base_var_register_synonym(index, "opal", "testfw", "comp", "eager_lim",
+                                  MCA_BASE_VAR_FLAG_DEPRECATED);
+    char *s = mca_base_var_suggest("testfw_comp_eager_li");
+    ck_assert_str_eq(s, "testfw_comp_eager_limit");
+    free(s);
+}
+END_TEST
+
 void mca_base_var_add_unknown_tests(Suite *s)
 {
     MVT_ADD(s, unknown_names_warn_by_default);
@@ -239,4 +251,5 @@ void mca_base_var_add_unknown_tests(Suite *s)
     MVT_ADD(s, suggestion_is_case_insensitive);
     MVT_ADD(s, suggestion_counts_a_swap_as_one_edit);
     MVT_ADD(s, suggestion_ties_go_to_earliest_registered);
+    MVT_ADD(s, suggestion_never_offers_deprecated_names);
 }

@@ -21,9 +21,14 @@
  * line for files). Bad values are never silent: a value that does not parse
  * for the type, an enumerator or flag name that does not exist, is refused
  * with a message naming the variable, the value and its source, and the
- * variable keeps its previous value. Names set in the environment, in
+ * variable keeps its previous value (at registration: the value of the
+ * next source down, or the default). Names set in the environment, in
  * files or on the command line that match no variable are reported by
- * mca_base_var_check_unknown() with the nearest registered name.
+ * mca_base_var_check_unknown() with the nearest registered name. Messages
+ * go to opal_output stream 0 or to mca_base_var_set_error_callback().
+ *
+ * Registration is under a lock and may happen from any thread; components
+ * read their bound storage directly, without it.
  */
 #ifndef OPAL_MCA_BASE_MCA_BASE_VAR_H
 #define OPAL_MCA_BASE_MCA_BASE_VAR_H
@@ -81,11 +86,14 @@ typedef enum {
     MCA_BASE_VAR_FLAG_NONE = 0,
     /* Not shown by opal_info unless asked (--all). */
     MCA_BASE_VAR_FLAG_INTERNAL = 0x1,
-    /* Only the default is used; setting it anywhere is an error. */
+    /* Only the default is used; setting it anywhere is an error (so is
+     * MCA_BASE_VAR_SCOPE_CONSTANT). */
     MCA_BASE_VAR_FLAG_DEFAULT_ONLY = 0x2,
     /* Still works but will go away; setting it warns once. */
     MCA_BASE_VAR_FLAG_DEPRECATED = 0x4,
-    /* Cannot be changed after registration (set by the override file too). */
+    /* Takes its value from the sources at registration, then cannot be
+     * changed: later sets return OPAL_ERR_PERM (so does
+     * MCA_BASE_VAR_SCOPE_READONLY). The override file sets it. */
     MCA_BASE_VAR_FLAG_READ_ONLY = 0x8,
     /* Internal: the variable is a synonym of another. */
     MCA_BASE_VAR_FLAG_SYNONYM = 0x10,
@@ -321,11 +329,13 @@ OPAL_DECLSPEC int mca_base_var_value_string(int var_index, char **text);
  * "override file /etc/y.conf:3". Caller frees. */
 OPAL_DECLSPEC int mca_base_var_source_string(int var_index, char **text);
 
-/* Every name set in the environment, in a parameter file or on the command
- * line that matches no registered variable is reported with the nearest
- * registered name, as mca_base_unknown_params says: "warn" (default),
- * "error" (returns OPAL_ERR_UNKNOWN_NAME) or "ignore". Call after the
- * frameworks have registered. */
+/* Every name set in the environment, in a parameter file, in the override
+ * file or on the command line that matches no registered variable is
+ * reported with the nearest registered name, as mca_base_unknown_params
+ * says: "warn" (default), "error" (returns OPAL_ERR_UNKNOWN_NAME) or
+ * "ignore"; see mca_base_var_declare_prefix() for the names that are
+ * skipped. Each name is reported once per process however often this is
+ * called. Call after the frameworks have registered. */
 OPAL_DECLSPEC int mca_base_var_check_unknown(void);
 
 /*
@@ -339,15 +349,18 @@ OPAL_DECLSPEC int mca_base_var_check_unknown(void);
  * cannot be checked here. Names under a prefix that did register (a typo
  * inside btl_sm_*) and names matching no declared prefix at all (a typo
  * of the framework itself) are reported. The framework base declares
- * every framework of the build and every component it could not load;
- * "mca" is declared by mca_base_var_init(). Kept until finalize.
+ * every framework of the build (opal_frameworks[], orte_frameworks[])
+ * and "<fw>_<component>" for every component it could not load. Kept
+ * until finalize. OPAL_ERR_BAD_PARAM for a prefix that is not a valid
+ * name part.
  */
 OPAL_DECLSPEC int mca_base_var_declare_prefix(const char *prefix);
 
 /* The registered name closest to name (Damerau-Levenshtein distance,
- * case-insensitive, at most 1 edit per 4 characters of name and never
- * more than 4; ties go to the earliest registered), or NULL when none is
- * close enough. Caller frees. */
+ * case-insensitive, at most one edit per 4 characters of name, rounded up,
+ * and never more than 4; ties go to the earliest registered; deprecated
+ * names are never offered), or NULL when none is close enough. Caller
+ * frees. */
 OPAL_DECLSPEC char *mca_base_var_suggest(const char *name);
 
 /* What kind of message the variable system reports. */

@@ -86,7 +86,8 @@ char *mca_base_var_suggest(const char *name)
                     : opal_pointer_array_get_size(&mca_base_var_state.vars);
     for (int i = 0; i < count && best_distance > 0; ++i) {
         mca_base_var_priv_t *var = mca_base_var_lookup(i);
-        if (NULL == var) {
+        /* Never steer users towards a name that is going away. */
+        if (NULL == var || 0 != (var->pub.mbv_flags & MCA_BASE_VAR_FLAG_DEPRECATED)) {
             continue;
         }
         /* Strictly better only: ties go to the earliest registered. */
