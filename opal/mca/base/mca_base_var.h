@@ -21,9 +21,14 @@
  * line for files). Bad values are never silent: a value that does not parse
  * for the type, an enumerator or flag name that does not exist, is refused
  * with a message naming the variable, the value and its source, and the
- * variable keeps its previous value. Names set in the environment, in
+ * variable keeps its previous value (at registration: the value of the
+ * next source down, or the default). Names set in the environment, in
  * files or on the command line that match no variable are reported by
- * mca_base_var_check_unknown() with the nearest registered name.
+ * mca_base_var_check_unknown() with the nearest registered name. Messages
+ * go to opal_output stream 0 or to mca_base_var_set_error_callback().
+ *
+ * Registration is under a lock and may happen from any thread; components
+ * read their bound storage directly, without it.
  */
 #ifndef OPAL_MCA_BASE_MCA_BASE_VAR_H
 #define OPAL_MCA_BASE_MCA_BASE_VAR_H
@@ -81,11 +86,14 @@ typedef enum {
     MCA_BASE_VAR_FLAG_NONE = 0,
     /* Not shown by opal_info unless asked (--all). */
     MCA_BASE_VAR_FLAG_INTERNAL = 0x1,
-    /* Only the default is used; setting it anywhere is an error. */
+    /* Only the default is used; setting it anywhere is an error (so is
+     * MCA_BASE_VAR_SCOPE_CONSTANT). */
     MCA_BASE_VAR_FLAG_DEFAULT_ONLY = 0x2,
     /* Still works but will go away; setting it warns once. */
     MCA_BASE_VAR_FLAG_DEPRECATED = 0x4,
-    /* Cannot be changed after registration (set by the override file too). */
+    /* Takes its value from the sources at registration, then cannot be
+     * changed: later sets return OPAL_ERR_PERM (so does
+     * MCA_BASE_VAR_SCOPE_READONLY). The override file sets it. */
     MCA_BASE_VAR_FLAG_READ_ONLY = 0x8,
     /* Internal: the variable is a synonym of another. */
     MCA_BASE_VAR_FLAG_SYNONYM = 0x10,
@@ -157,8 +165,9 @@ OPAL_DECLSPEC int mca_base_var_enum_create_flag(const char *name,
 OPAL_DECLSPEC int mca_base_var_enum_parse(const mca_base_var_enum_t *enumerator, const char *text,
                                           int *value, char **error);
 
-/* The text for a value: the name, or for a flag set the comma list of the
- * names of its bits. Caller frees. */
+/* The text for a value: the name (a value outside the table as its
+ * number), or for a flag set the comma list of the names of its bits (bits
+ * no flag names as one hex number; 0 as ""). Caller frees. */
 OPAL_DECLSPEC int mca_base_var_enum_to_string(const mca_base_var_enum_t *enumerator, int value,
                                               char **text);
 
@@ -209,9 +218,24 @@ typedef struct mca_base_var_t {
 } mca_base_var_t;
 OBJ_CLASS_DECLARATION(mca_base_var_t);
 
-/* Starts the variable system: reads the override file, the parameter files
- * and the environment into pending values (nothing is applied until a
- * variable registers). Counted like opal_init_util. */
+/*
+ * Starts the variable system: reads the environment, the override file and
+ * the parameter files into pending values (nothing is applied until a
+ * variable registers) and registers its own variables:
+ *   mca_base_param_files          colon list of parameter files (default
+ *                                 $OPAL_PARAM_FILES, ~/.opal/mca-params.conf,
+ *                                 $sysconfdir/opal-mca-params.conf)
+ *   mca_base_override_param_file  (default
+ *                                 $sysconfdir/opal-mca-params-override.conf)
+ *   mca_base_unknown_params       warn | error | ignore
+ * The two file variables are taken from the environment
+ * (OPAL_MCA_mca_base_param_files=...) since they say which files to read.
+ * A missing file is skipped silently; syntax errors are reported with
+ * file:line and the good lines still apply. Counted like opal_init_util:
+ * only the first init reads, only the last finalize tears down (every
+ * variable is deregistered, every pending value forgotten). Every other
+ * function returns OPAL_ERR_NOT_INITIALIZED outside init/finalize.
+ */
 OPAL_DECLSPEC int mca_base_var_init(void);
 OPAL_DECLSPEC int mca_base_var_finalize(void);
 
@@ -271,32 +295,91 @@ OPAL_DECLSPEC int mca_base_var_find(const char *project, const char *framework,
 OPAL_DECLSPEC int mca_base_var_find_by_name(const char *full_name);
 
 /* The variable at index (synonyms resolve to themselves; see
- * mbv_synonym_for). OPAL_ERR_NOT_FOUND for a bad or deregistered index. */
+ * mbv_synonym_for). OPAL_ERR_NOT_FOUND for a bad or deregistered index.
+ * The struct stays valid until mca_base_var_finalize(); registering the
+ * variable again updates it in place. Indices are handed out in
+ * registration order and never reused, so walking 0 .. get_count() - 1
+ * lists variables in the order their frameworks and components
+ * registered them. */
 OPAL_DECLSPEC int mca_base_var_get(int var_index, const mca_base_var_t **var);
 
 /* Number of indices handed out (some may be deregistered). */
 OPAL_DECLSPEC int mca_base_var_get_count(void);
 
 /* Sets a variable from text as if from source (normally
- * MCA_BASE_VAR_SOURCE_SET); parses for the type, refuses read-only and
+ * MCA_BASE_VAR_SOURCE_SET; MCA_BASE_VAR_SOURCE_DEFAULT is
+ * OPAL_ERR_BAD_PARAM); parses for the type, refuses read-only and
  * default-only variables (OPAL_ERR_PERM) and bad values
- * (OPAL_ERR_BAD_VALUE), reporting both with the variable's name. */
+ * (OPAL_ERR_BAD_VALUE), reporting both with the variable's name. A value
+ * from a source of lower precedence than the current one is kept (a
+ * later registration of the variable sees it) but does not replace the
+ * current value; that is not an error. */
 OPAL_DECLSPEC int mca_base_var_set_value_string(int var_index, const char *value,
                                                 mca_base_var_source_t source,
                                                 const char *source_file);
 
-/* The current value as text (enumerations by name). Caller frees. */
+/* The current value as text (enumerations by name, booleans as
+ * true/false, a NULL string as ""). A synonym gives its variable's value.
+ * Caller frees. */
 OPAL_DECLSPEC int mca_base_var_value_string(int var_index, char **text);
 
-/* Every name set in the environment, in a parameter file or on the command
- * line that matches no registered variable is reported with the nearest
- * registered name, as mca_base_unknown_params says: "warn" (default),
- * "error" (returns OPAL_ERR_UNKNOWN_NAME) or "ignore". Call after the
- * frameworks have registered. */
+/* Where the current value came from, as messages name it: "default",
+ * "file /etc/x.conf:12", "environment (OPAL_MCA_btl_sm_eager_limit)",
+ * "command line (--mca btl_sm_eager_limit)", "API",
+ * "override file /etc/y.conf:3". Caller frees. */
+OPAL_DECLSPEC int mca_base_var_source_string(int var_index, char **text);
+
+/* Every name set in the environment, in a parameter file, in the override
+ * file or on the command line that matches no registered variable is
+ * reported with the nearest registered name, as mca_base_unknown_params
+ * says: "warn" (default), "error" (returns OPAL_ERR_UNKNOWN_NAME) or
+ * "ignore"; see mca_base_var_declare_prefix() for the names that are
+ * skipped. Each name is reported once per process however often this is
+ * called. Call after the frameworks have registered. */
 OPAL_DECLSPEC int mca_base_var_check_unknown(void);
 
-/* The registered name closest to name (edit distance), or NULL when none
- * is close enough. Caller frees. */
+/*
+ * Which unknown names mca_base_var_check_unknown() reports. A name that
+ * matches no registered variable or synonym (ever registered in this
+ * process, deregistered ones included) is reported, except when it falls
+ * under a declared prefix (the name equals it or starts with it and '_')
+ * that no registered name falls under: the name then belongs to a
+ * framework or component this process never registered (a framework the
+ * program does not open, a plugin that failed to load), whose variables
+ * cannot be checked here. Names under a prefix that did register (a typo
+ * inside btl_sm_*) and names matching no declared prefix at all (a typo
+ * of the framework itself) are reported. The framework base declares
+ * every framework of the build (opal_frameworks[], orte_frameworks[])
+ * and "<fw>_<component>" for every component it could not load. Kept
+ * until finalize. OPAL_ERR_BAD_PARAM for a prefix that is not a valid
+ * name part.
+ */
+OPAL_DECLSPEC int mca_base_var_declare_prefix(const char *prefix);
+
+/* The registered name closest to name (Damerau-Levenshtein distance,
+ * case-insensitive, at most one edit per 4 characters of name, rounded up,
+ * and never more than 4; ties go to the earliest registered; deprecated
+ * names are never offered), or NULL when none is close enough. Caller
+ * frees. */
 OPAL_DECLSPEC char *mca_base_var_suggest(const char *name);
+
+/* What kind of message the variable system reports. */
+typedef enum {
+    MCA_BASE_VAR_MSG_WARNING, /* deprecated names, unknown names (warn) */
+    MCA_BASE_VAR_MSG_ERROR,   /* refused values, file syntax, unknown names (error) */
+} mca_base_var_msg_kind_t;
+
+/* Receives one complete message (possibly several lines, no trailing
+ * newline). Called with the variable system's lock held; it may call
+ * mca_base_var functions (the lock is recursive). */
+typedef void (*mca_base_var_msg_fn_t)(mca_base_var_msg_kind_t kind, const char *message,
+                                      void *ctx);
+
+/* Sends every message of the variable system (bad values, file syntax
+ * errors, deprecation warnings, unknown names) to fn instead of opal_output
+ * stream 0; NULL restores stream 0. Survives mca_base_var_finalize(), so
+ * it may be set before mca_base_var_init() to see what init reports. The
+ * texts come from help-mca-var.txt. */
+OPAL_DECLSPEC void mca_base_var_set_error_callback(mca_base_var_msg_fn_t fn, void *ctx);
 
 #endif /* OPAL_MCA_BASE_MCA_BASE_VAR_H */
