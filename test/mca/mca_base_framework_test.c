@@ -193,7 +193,7 @@ START_TEST(mixing_include_and_exclude_is_an_error)
     ck_assert_int_eq(open_selecting("good,^other", &out), OPAL_ERR_BAD_VALUE);
     ck_assert_ptr_nonnull(strstr(out, "mixes components to use and"));
     ck_assert_ptr_nonnull(strstr(out, "mcatest=good,^other"));
-    ck_assert_ptr_nonnull(strstr(out, "(source: environment)"));
+    ck_assert_ptr_nonnull(strstr(out, "(from environment (OPAL_MCA_mcatest))"));
     ck_assert(!mca_base_framework_is_registered(fw));
     free(out);
 }
@@ -244,6 +244,31 @@ START_TEST(unknown_excluded_name_is_an_error)
     ck_assert_ptr_nonnull(strstr(out, "Not found: nosuch"));
     ck_assert_ptr_nonnull(strstr(out, "other (built in)"));
     free(out);
+}
+END_TEST
+
+START_TEST(variables_of_components_not_registered_are_not_unknown_names)
+{
+    mt_reset();
+    mt_use_build_plugins();
+    mt_set("mca_base_component_show_load_errors", "none");
+    mt_set("mcatest", "^other");
+    /* Set for a component left out, for one that failed to load, and a
+     * typo of a variable that exists. */
+    mt_set("mcatest_other_priority", "5");
+    mt_set("mcatest_undefsym_knob", "1");
+    mt_set("mcatest_good_priorty", "7");
+    ck_assert_int_eq(mca_base_framework_open(fw, MCA_BASE_OPEN_DEFAULT), OPAL_SUCCESS);
+    mt_capture_start();
+    int rc = mca_base_var_check_unknown();
+    char *out = mt_capture_end();
+    ck_assert_int_eq(rc, OPAL_SUCCESS);
+    ck_assert_ptr_null(strstr(out, "mcatest_other_priority"));
+    ck_assert_ptr_null(strstr(out, "mcatest_undefsym_knob"));
+    ck_assert_ptr_nonnull(strstr(out, "mcatest_good_priorty"));
+    ck_assert_ptr_nonnull(strstr(out, "mcatest_good_priority"));
+    free(out);
+    ck_assert_int_eq(mca_base_framework_close(fw), OPAL_SUCCESS);
 }
 END_TEST
 
@@ -450,6 +475,7 @@ static Suite *framework_suite(void)
     OPAL_TEST_ADD(s, unknown_included_name_lists_what_exists);
     OPAL_TEST_ADD(s, included_plugin_that_fails_to_load_is_an_error);
     OPAL_TEST_ADD(s, unknown_excluded_name_is_an_error);
+    OPAL_TEST_ADD(s, variables_of_components_not_registered_are_not_unknown_names);
     OPAL_TEST_ADD(s, register_all_ignores_the_selection);
     OPAL_TEST_ADD(s, selection_changed_after_register_applies_at_open);
     OPAL_TEST_ADD(s, decline_at_register_is_recorded_quietly);

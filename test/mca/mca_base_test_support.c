@@ -41,8 +41,12 @@ void mt_reset(void)
         unsetenv(names[i]);
         free(names[i]);
     }
-    /* No plugin directory unless a test asks for one. */
+    /* No plugin directory unless a test asks for one, and no parameter
+     * file of the user or the system. */
     mt_set("mca_base_component_path", "");
+    unsetenv("OPAL_PARAM_FILES");
+    mt_set("mca_base_param_files", "");
+    mt_set("mca_base_override_param_file", "");
     ck_assert_msg(NULL == mca_base_component_repository_failures(),
                   "the MCA base is still open: a previous test did not close everything");
     ck_assert(!mca_base_framework_is_registered(&test_mcatest_base_framework));

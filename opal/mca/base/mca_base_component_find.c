@@ -21,23 +21,14 @@
 #define HELP_FILE "help-mca-base.txt"
 
 /* Where the selection variable's value came from, for messages:
- * "source: environment", "source: file /etc/x.conf line 3". Caller
- * frees. */
+ * "environment (OPAL_MCA_btl)", "file /etc/x.conf:3". Caller frees. */
 static char *selection_source(const mca_base_framework_t *framework)
 {
-    const mca_base_var_t *var = NULL;
     char *text = NULL;
-    if (OPAL_SUCCESS != mca_base_var_get(framework->framework_selection_var, &var)) {
-        return strdup("source: unknown");
+    if (OPAL_SUCCESS != mca_base_var_source_string(framework->framework_selection_var, &text)) {
+        return strdup("unknown source");
     }
-    int n;
-    if (NULL != var->mbv_source_file) {
-        n = asprintf(&text, "source: %s %s line %d", mca_base_var_source_name(var->mbv_source),
-                     var->mbv_source_file, var->mbv_source_line);
-    } else {
-        n = asprintf(&text, "source: %s", mca_base_var_source_name(var->mbv_source));
-    }
-    return n < 0 ? NULL : text;
+    return text;
 }
 
 /* Prints a help topic whose arguments are the framework name (twice), the

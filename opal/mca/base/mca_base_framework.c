@@ -16,6 +16,9 @@
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
+/* The frameworks of project opal, as configure found them. */
+#include "opal/mca/base/opal_frameworks.h"
+
 static void list_item_construct(mca_base_component_list_item_t *item)
 {
     item->cli_component = NULL;
@@ -96,6 +99,13 @@ void mca_base_framework_record(mca_base_framework_t *framework, const char *comp
         mca_base_failure_new(framework->framework_name, component, path, stage, reason);
     if (NULL != failure) {
         opal_list_append(&framework->framework_failures, &failure->super);
+    }
+    /* Its variables may be set (in a file, the environment) although it
+     * never registered them here: not a typo to report. */
+    char *prefix = NULL;
+    if (asprintf(&prefix, "%s_%s", framework->framework_name, component) >= 0) {
+        (void) mca_base_var_declare_prefix(prefix);
+        free(prefix);
     }
     opal_output_verbose(level, framework->framework_output, "%s not used (%s): %s", component,
                         mca_base_component_stage_name(stage),
@@ -203,6 +213,9 @@ int mca_base_framework_register(mca_base_framework_t *framework, mca_base_regist
     framework->framework_open_refcnt = 0;
     framework->framework_state = MCA_BASE_FRAMEWORK_STATE_REGISTERED;
 
+    /* Frameworks outside opal_frameworks[] (tests, other projects') are
+     * known to the unknown-name check from here on. */
+    (void) mca_base_var_declare_prefix(framework->framework_name);
     rc = register_framework_vars(framework);
     if (OPAL_SUCCESS == rc && NULL != framework->framework_register) {
         rc = framework->framework_register(flags);

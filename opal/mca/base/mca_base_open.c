@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "opal/mca/base/mca_base_component_repository.h"
+#include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_framework_internal.h"
 #include "opal/mca/base/mca_base_open.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -84,6 +85,10 @@ int mca_base_open(void)
     rc = register_vars();
     if (OPAL_SUCCESS != rc) {
         goto out_vars;
+    }
+    /* Variables of a framework this program never opens are not typos. */
+    for (int i = 0; NULL != opal_frameworks[i]; ++i) {
+        (void) mca_base_var_declare_prefix(opal_frameworks[i]->framework_name);
     }
     opal_output_stream_t lds = {
         .lds_prefix = "mca: base: ",
