@@ -36,6 +36,48 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && 0 == strcmp(s + n - m, suffix);
 }
 
+START_TEST(mca_base_open_is_counted_and_registers_its_variables)
+{
+    mt_reset();
+    mt_set("mca_base_component_path", NULL);
+    ck_assert_int_eq(mca_base_open(), OPAL_SUCCESS);
+    ck_assert_int_eq(mca_base_open(), OPAL_SUCCESS);
+    ck_assert(mt_var_exists("mca_base_component_path"));
+    ck_assert(mt_var_exists("mca_base_component_show_load_errors"));
+    ck_assert(mt_var_exists("mca_base_verbose"));
+    /* Installed plugins first, then the user's. */
+    ck_assert_ptr_nonnull(mca_base_component_path);
+    ck_assert(ends_with(mca_base_component_path, "/opal-mca:~/.opal/components"));
+    ck_assert_str_eq(mca_base_component_show_load_errors, "all");
+    ck_assert_int_eq(mca_base_verbose, 0);
+    ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);
+    ck_assert_ptr_nonnull(mca_base_component_repository_failures());
+    ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);
+    ck_assert_ptr_null(mca_base_component_repository_failures());
+    ck_assert_int_eq(mca_base_close(), OPAL_ERR_NOT_INITIALIZED);
+}
+END_TEST
+
+START_TEST(mca_base_verbose_shows_the_search)
+{
+    mt_reset();
+    mt_use_build_plugins();
+    mt_set("mca_base_verbose", "40");
+    mt_capture_start();
+    ck_assert_int_eq(mca_base_open(), OPAL_SUCCESS);
+    ck_assert_ptr_nonnull(mca_base_component_repository_plugins("mcatest"));
+    ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);
+    char *out = mt_capture_end();
+    char *good = mt_plugin_file("good");
+    char expected[4096];
+    snprintf(expected, sizeof(expected), "mca: base: found plugin %s", good);
+    ck_assert_ptr_nonnull(strstr(out, "mca: base: looking for plugins in "));
+    ck_assert_ptr_nonnull(strstr(out, expected));
+    free(good);
+    free(out);
+}
+END_TEST
+
 START_TEST(build_tree_plugins_are_found)
 {
     mt_reset();
@@ -250,6 +292,31 @@ START_TEST(undefined_symbol_is_recorded_by_name)
     ck_assert_ptr_null(mt_component(fw, "undefsym"));
     ck_assert(!mt_mapped("mca_mcatest_undefsym.so"));
     ck_assert_int_eq(mca_base_framework_close(fw), OPAL_SUCCESS);
+}
+END_TEST
+
+START_TEST(plugin_without_its_component_symbol_is_refused)
+{
+    mt_reset();
+    char *dir = mt_make_dir();
+    char *good = mt_plugin_file("good");
+    /* The file promises mcatest/renamed but exports mca_mcatest_good_component. */
+    mt_link(dir, "mca_mcatest_renamed.so", good);
+    mt_set("mca_base_component_path", dir);
+    mt_set("mca_base_component_show_load_errors", "none");
+    ck_assert_int_eq(mca_base_framework_open(fw, MCA_BASE_OPEN_DEFAULT), OPAL_SUCCESS);
+    const mca_base_component_failure_t *failure =
+        mt_failure(&fw->framework_failures, "renamed", MT_ANY_STAGE);
+    ck_assert_ptr_nonnull(failure);
+    ck_assert_int_eq(failure->cf_stage, MCA_BASE_COMPONENT_STAGE_LOAD);
+    ck_assert_msg(0 == strncmp(failure->cf_reason, "no symbol mca_mcatest_renamed_component", 39),
+                  "reason: %s", failure->cf_reason);
+    ck_assert_ptr_null(mt_component(fw, "renamed"));
+    ck_assert(!mt_mapped("mca_mcatest_renamed.so"));
+    ck_assert(!mt_mapped("mca_mcatest_good.so"));
+    ck_assert_int_eq(mca_base_framework_close(fw), OPAL_SUCCESS);
+    free(good);
+    mt_remove_dir(dir);
 }
 END_TEST
 
@@ -517,6 +584,8 @@ END_TEST
 static Suite *component_suite(void)
 {
     Suite *s = suite_create("mca_base_component");
+    OPAL_TEST_ADD(s, mca_base_open_is_counted_and_registers_its_variables);
+    OPAL_TEST_ADD(s, mca_base_verbose_shows_the_search);
     OPAL_TEST_ADD(s, build_tree_plugins_are_found);
     OPAL_TEST_ADD(s, plugin_file_names_split_at_the_second_underscore);
     OPAL_TEST_ADD(s, first_directory_of_the_path_wins);
@@ -526,6 +595,7 @@ static Suite *component_suite(void)
     OPAL_TEST_ADD(s, plugins_load_from_the_build_tree);
     OPAL_TEST_ADD(s, static_component_wins_over_its_plugin);
     OPAL_TEST_ADD(s, undefined_symbol_is_recorded_by_name);
+    OPAL_TEST_ADD(s, plugin_without_its_component_symbol_is_refused);
     OPAL_TEST_ADD(s, plugin_of_another_mca_version_is_refused_with_both_versions);
     OPAL_TEST_ADD(s, static_component_of_another_mca_version_is_refused);
     OPAL_TEST_ADD(s, version_check_names_what_differs);

@@ -146,17 +146,11 @@ static mca_base_component_repository_item_t *find_in(repository_framework_t *rf,
 
 /* Splits "mca_<fw>_<comp>.so" / ".la" into its parts; false for any other
  * name. The framework is what lies between the first two '_'. */
-static bool parse_plugin_name(const char *name, char **framework, char **component, bool *is_so)
+static bool parse_plugin_name(const char *name, char **framework, char **component)
 {
     size_t len = strlen(name);
-    if (len < 4 || 0 != strncmp(name, "mca_", 4)) {
-        return false;
-    }
-    if (len > 3 && 0 == strcmp(name + len - 3, ".so")) {
-        *is_so = true;
-    } else if (len > 3 && 0 == strcmp(name + len - 3, ".la")) {
-        *is_so = false;
-    } else {
+    if (len < 4 || 0 != strncmp(name, "mca_", 4) ||
+        (0 != strcmp(name + len - 3, ".so") && 0 != strcmp(name + len - 3, ".la"))) {
         return false;
     }
     const char *fw = name + 4;
@@ -175,21 +169,46 @@ static bool parse_plugin_name(const char *name, char **framework, char **compone
     return true;
 }
 
+/* The length of name without a ".so" or ".la" ending, and a rank that
+ * puts the .so first. */
+static size_t name_base(const char *name, int *rank)
+{
+    size_t len = strlen(name);
+    *rank = 2;
+    if (len > 3 && 0 == strcmp(name + len - 3, ".so")) {
+        *rank = 0;
+    } else if (len > 3 && 0 == strcmp(name + len - 3, ".la")) {
+        *rank = 1;
+    }
+    return *rank < 2 ? len - 3 : len;
+}
+
+/* Order by name without its ending, then .so before .la: the .so is what
+ * gets loaded, so it is the file a plugin is known by. */
 static int compare_names(const void *a, const void *b)
 {
-    return strcmp(*(char *const *) a, *(char *const *) b);
+    const char *x = *(char *const *) a, *y = *(char *const *) b;
+    int xrank, yrank;
+    size_t xl = name_base(x, &xrank), yl = name_base(y, &yrank);
+    int c = strncmp(x, y, xl < yl ? xl : yl);
+    if (0 != c) {
+        return c;
+    }
+    if (xl != yl) {
+        return xl < yl ? -1 : 1;
+    }
+    return xrank - yrank;
 }
 
 /* Adds the plugin file dir/name unless an earlier directory already gave
  * the same plugin. The .so and .la of one plugin in one directory are one
- * entry (the .so named, since that is what is loaded). */
+ * entry, named by the .so (scan_directory gives it first). */
 static int add_plugin(const char *dir, const char *name)
 {
     char *framework = NULL, *component = NULL, *path = NULL;
-    bool is_so;
     int rc = OPAL_SUCCESS;
 
-    if (!parse_plugin_name(name, &framework, &component, &is_so)) {
+    if (!parse_plugin_name(name, &framework, &component)) {
         return OPAL_SUCCESS;
     }
     if (asprintf(&path, "%s/%s", dir, name) < 0) {
@@ -209,13 +228,7 @@ static int add_plugin(const char *dir, const char *name)
         size_t dlen = strlen(dir);
         bool same_dir = 0 == strncmp(item->ri_path, dir, dlen) && '/' == item->ri_path[dlen] &&
                         NULL == strchr(item->ri_path + dlen + 1, '/');
-        if (same_dir) {
-            if (is_so) {
-                free(item->ri_path);
-                item->ri_path = path;
-                path = NULL;
-            }
-        } else {
+        if (!same_dir) {
             opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, mca_base_output,
                                 "ignoring %s: %s/%s was already found as %s", path,
                                 item->ri_framework, item->ri_component, item->ri_path);
