@@ -126,7 +126,9 @@ START_TEST(plugin_file_names_split_at_the_second_underscore)
     /* The .so and the .la of one plugin are one entry, named by the .so. */
     const opal_list_t *x = mca_base_component_repository_plugins("x");
     ck_assert_uint_eq(opal_list_get_size(x), 1);
-    ck_assert(ends_with(plugin_named(x, "y")->ri_path, "/mca_x_y.so"));
+    const mca_base_component_repository_item_t *y = plugin_named(x, "y");
+    ck_assert_ptr_nonnull(y);
+    ck_assert(ends_with(y->ri_path, "/mca_x_y.so"));
     ck_assert(opal_list_is_empty(mca_base_component_repository_plugins("nounderscore")));
 
     ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);

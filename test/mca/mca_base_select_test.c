@@ -99,10 +99,10 @@ START_TEST(tie_goes_to_the_name_that_sorts_first)
     mt_set("mcatest_other_priority", "50");
     fw->framework_static_components = other_first;
     open_mcatest();
-    ck_assert_str_eq(
-        ((mca_base_component_list_item_t *) opal_list_get_first(&fw->framework_components))
-            ->cli_component->mca_component_name,
-        "other");
+    mca_base_component_list_item_t *first =
+        (mca_base_component_list_item_t *) opal_list_get_first(&fw->framework_components);
+    ck_assert_ptr_nonnull(first);
+    ck_assert_str_eq(first->cli_component->mca_component_name, "other");
     ck_assert_int_eq(select_whoami(&priority), MCATEST_WHOAMI_GOOD);
     close_mcatest();
 }

@@ -219,6 +219,10 @@ static int add_plugin(const char *dir, const char *name)
     repository_framework_t *rf = find_framework(framework);
     if (NULL == rf) {
         rf = OBJ_NEW(repository_framework_t);
+        if (NULL == rf) {
+            rc = OPAL_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
         rf->rf_name = framework;
         framework = NULL;
         opal_list_append(&repository_frameworks, &rf->super);
@@ -236,6 +240,10 @@ static int add_plugin(const char *dir, const char *name)
         goto out;
     }
     item = OBJ_NEW(mca_base_component_repository_item_t);
+    if (NULL == item) {
+        rc = OPAL_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
     item->ri_framework = strdup(rf->rf_name);
     item->ri_component = component;
     item->ri_path = path;
