@@ -243,7 +243,8 @@ static int fail(opal_cmd_line_t *cmd, int rc, const char *format, ...)
     return rc;
 }
 
-/* The edit distance between a[0, alen) and b, or SIZE_MAX when either is
+/* The edit distance between a[0, alen) and b, counting a swap of two
+ * neighbours as one edit (the commonest typo), or SIZE_MAX when either is
  * too long to be a typo of the other. */
 static size_t edit_distance(const char *a, size_t alen, const char *b)
 {
@@ -251,18 +252,32 @@ static size_t edit_distance(const char *a, size_t alen, const char *b)
     if (alen > MAX_SUGGEST_LEN || blen > MAX_SUGGEST_LEN) {
         return SIZE_MAX;
     }
-    size_t prev[MAX_SUGGEST_LEN + 1], cur[MAX_SUGGEST_LEN + 1];
+    /* Three rows of the dynamic-programming table: i-2, i-1 and i. */
+    size_t rows[3][MAX_SUGGEST_LEN + 1];
+    size_t *before = rows[0], *prev = rows[1], *cur = rows[2];
     for (size_t j = 0; j <= blen; ++j) {
         prev[j] = j;
     }
     for (size_t i = 1; i <= alen; ++i) {
         cur[0] = i;
         for (size_t j = 1; j <= blen; ++j) {
-            size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            size_t best = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            if (prev[j] + 1 < best) {
+                best = prev[j] + 1;
+            }
+            if (cur[j - 1] + 1 < best) {
+                best = cur[j - 1] + 1;
+            }
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                before[j - 2] + 1 < best) {
+                best = before[j - 2] + 1;
+            }
+            cur[j] = best;
         }
-        memcpy(prev, cur, (blen + 1) * sizeof(size_t));
+        size_t *recycled = before;
+        before = prev;
+        prev = cur;
+        cur = recycled;
     }
     return prev[blen];
 }

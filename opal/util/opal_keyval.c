@@ -177,9 +177,10 @@ static int parse_line(parser_t *p, char *line, int lineno)
         ++value;
     }
     if ('"' == *value || '\'' == *value) {
+        char quote = *value;
         char *rest = unquote(value);
         if (NULL == rest) {
-            const char *args[] = {'"' == *value ? "double" : "single", key};
+            const char *args[] = {'"' == quote ? "double" : "single", key};
             report(p, OPAL_KEYVAL_ERR_UNTERMINATED_QUOTE, lineno,
                    "unterminated %S quote in the value of \"%s\"", args);
             return OPAL_SUCCESS;

@@ -137,8 +137,13 @@ int opal_output_open(const opal_output_stream_t *lds)
         fd = open(file_name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
         if (fd < 0) {
             int err = errno;
-            opal_show_help("help-opal-util.txt", "output:file-open-failed", true, file_name,
-                           strerror(err));
+            if (OPAL_SUCCESS != opal_show_help("help-opal-util.txt", "output:file-open-failed",
+                                               true, file_name, strerror(err))) {
+                /* Without its help file the message must still name the
+                 * file. */
+                opal_output(0, "opal_output: cannot open output file \"%s\": %s", file_name,
+                            strerror(err));
+            }
             rc = errno_to_opal(err);
             goto out;
         }
