@@ -284,6 +284,7 @@ static size_t decorate(const char *prefix, const char *msg, char *buf, size_t bu
     return total;
 }
 
+static void emit(int id, const char *format, va_list ap) OPAL_PRINTF_LIKE(2, 0);
 static void emit(int id, const char *format, va_list ap)
 {
     int saved_errno = errno;

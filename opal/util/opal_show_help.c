@@ -433,7 +433,7 @@ out:
     return rc;
 }
 
-char *opal_show_help_vstring(const char *filename, const char *topic, bool want_error_header,
+char *opal_show_help_vstring(const char *filename, const char *topic, int want_error_header,
                              va_list ap)
 {
     char *msg = NULL;
@@ -444,7 +444,7 @@ char *opal_show_help_vstring(const char *filename, const char *topic, bool want_
     return msg;
 }
 
-char *opal_show_help_string(const char *filename, const char *topic, bool want_error_header, ...)
+char *opal_show_help_string(const char *filename, const char *topic, int want_error_header, ...)
 {
     va_list ap;
     va_start(ap, want_error_header);
@@ -464,7 +464,7 @@ static bool already_shown(const char *key)
     return false;
 }
 
-int opal_show_vhelp(const char *filename, const char *topic, bool want_error_header, va_list ap)
+int opal_show_vhelp(const char *filename, const char *topic, int want_error_header, va_list ap)
 {
     if (NULL == filename || NULL == topic) {
         return OPAL_ERR_BAD_PARAM;
@@ -508,7 +508,7 @@ out:
     return rc;
 }
 
-int opal_show_help(const char *filename, const char *topic, bool want_error_header, ...)
+int opal_show_help(const char *filename, const char *topic, int want_error_header, ...)
 {
     va_list ap;
     va_start(ap, want_error_header);

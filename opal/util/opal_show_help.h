@@ -38,28 +38,32 @@ OPAL_DECLSPEC int opal_show_help_init(void);
  * by opal_finalize_util(). show_help keeps working afterwards. */
 OPAL_DECLSPEC void opal_show_help_finalize(void);
 
+/* want_error_header is an int, not a bool, in all four functions: the
+ * parameter before "..." must not be a type that is promoted (C11
+ * 7.16.1.4), and the va_list variants keep the same signature. */
+
 /* Prints topic from filename, formatted with the varargs, as one message
  * on the help output stream (stream 0, stderr, unless changed); framed by
- * separator lines when want_error_header is true. A (filename, topic) pair
+ * separator lines when want_error_header is non-zero. A (filename, topic) pair
  * is printed once per process whatever the arguments: later calls return
  * OPAL_SUCCESS quietly. A missing file or topic prints a message naming
  * them and where they were looked for, and returns OPAL_ERR_NOT_FOUND. */
-OPAL_DECLSPEC int opal_show_help(const char *filename, const char *topic, bool want_error_header,
+OPAL_DECLSPEC int opal_show_help(const char *filename, const char *topic, int want_error_header,
                                  ...);
 
 /* opal_show_help() taking a va_list. */
-OPAL_DECLSPEC int opal_show_vhelp(const char *filename, const char *topic, bool want_error_header,
+OPAL_DECLSPEC int opal_show_vhelp(const char *filename, const char *topic, int want_error_header,
                                   va_list ap);
 
 /* The text opal_show_help() would print (with the not-found message for a
  * missing file or topic), without printing it or marking it shown. The
  * caller frees it; NULL only when out of memory. */
 OPAL_DECLSPEC char *opal_show_help_string(const char *filename, const char *topic,
-                                          bool want_error_header, ...);
+                                          int want_error_header, ...);
 
 /* opal_show_help_string() taking a va_list. */
 OPAL_DECLSPEC char *opal_show_help_vstring(const char *filename, const char *topic,
-                                           bool want_error_header, va_list ap);
+                                           int want_error_header, va_list ap);
 
 /* Sends help messages to opal_output stream output_id from now on (its
  * prefix applies to every line). Returns the previous stream id. */
