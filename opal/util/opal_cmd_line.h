@@ -83,9 +83,9 @@ OBJ_CLASS_DECLARATION(opal_cmd_line_mca_param_t);
 #define OPAL_CMD_LINE_STOP_AT_POSITIONAL 0x1
 
 /* Adds the options of table (copied) in order. Refuses the whole table,
- * adding nothing, with OPAL_ERR_BAD_PARAM for an option without a name,
- * with a bad name or a negative num_args, or OPAL_ERR_EXISTS for a name
- * already in use; OPAL_ERR_OUT_OF_RESOURCE when out of memory. */
+ * adding nothing, with OPAL_ERR_BAD_PARAM for a bad name or a negative
+ * num_args, or OPAL_ERR_EXISTS for a name already in use (in cmd or
+ * earlier in table); OPAL_ERR_OUT_OF_RESOURCE when out of memory. */
 OPAL_DECLSPEC int opal_cmd_line_add(opal_cmd_line_t *cmd, const opal_cmd_line_option_t *table);
 
 /* Adds --mca <key> <value> and --gmca <key> <value> (also -mca, -gmca),

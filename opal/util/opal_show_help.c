@@ -55,7 +55,8 @@ int opal_show_help_set_output(int output_id)
 /* The directories searched for a help file name without a '/'. */
 static char **help_dirs(void)
 {
-    char **dirs = opal_argv_split(NULL != getenv(HELP_PATH_ENV) ? getenv(HELP_PATH_ENV) : "", ':');
+    const char *env = getenv(HELP_PATH_ENV);
+    char **dirs = opal_argv_split(NULL != env ? env : "", ':');
     if (NULL != dirs && OPAL_SUCCESS != opal_argv_append_nosize(&dirs, OPAL_PKGDATADIR)) {
         opal_argv_free(dirs);
         dirs = NULL;
@@ -383,8 +384,9 @@ static int render(const char *filename, const char *topic, bool want_error_heade
     *msg = NULL;
 
     FILE *fp = open_help_file(filename, &path, &searched);
-    int rc = NULL == fp ? OPAL_ERR_NOT_FOUND : read_topic(fp, topic, &text);
-    if (NULL != fp) {
+    bool file_found = NULL != fp;
+    int rc = file_found ? read_topic(fp, topic, &text) : OPAL_ERR_NOT_FOUND;
+    if (file_found) {
         fclose(fp);
     }
     if (OPAL_ERR_OUT_OF_RESOURCE == rc) {
@@ -404,7 +406,7 @@ static int render(const char *filename, const char *topic, bool want_error_heade
         va_copy(args, ap);
         format_text(out, text, &args);
         va_end(args);
-    } else if (NULL == fp) {
+    } else if (!file_found) {
         fprintf(out,
                 "Sorry, the help message for topic [%s] cannot be shown: help file \"%s\"\n"
                 "was not found. Searched: %s\n",
