@@ -584,8 +584,9 @@ int opal_progress_wait(int64_t timeout_ns)
         }
     }
     if (!fds_fired) {
-        /* Woken or timed out: one more look, as time has passed. */
-        return opal_progress();
+        /* Woken or timed out: one more look, as time has passed (none has
+         * for a zero timeout, whose first look just found nothing). */
+        return 0 == timeout_ns ? 0 : opal_progress();
     }
     /* Blocking: the events are in our hands only, so they must be
      * dispatched even if another thread is in a pass right now. */

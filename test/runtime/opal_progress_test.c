@@ -53,11 +53,13 @@ static void teardown(void)
     opal_progress_finalize();
 }
 
-/* One behaviour per case, each between a fresh init and a finalize. */
+/* One behaviour per case, each between a fresh init and a finalize; the
+ * timeout is generous for sanitizer builds on a loaded machine. */
 #define PROGRESS_TEST_ADD(suite, fn)                                                               \
     do {                                                                                           \
         TCase *tc_ = tcase_create(#fn);                                                            \
         tcase_add_checked_fixture(tc_, setup, teardown);                                           \
+        tcase_set_timeout(tc_, 20);                                                                \
         tcase_add_test(tc_, fn);                                                                   \
         suite_add_tcase((suite), tc_);                                                             \
     } while (0)
@@ -370,7 +372,7 @@ START_TEST(registration_is_safe_while_another_thread_progresses)
     pthread_t thread;
     ck_assert_int_eq(pthread_create(&thread, NULL, progress_until_stopped, NULL), 0);
 
-    size_t rounds = opal_test_iterations(2000);
+    size_t rounds = opal_test_iterations(1000);
     for (size_t r = 0; r < rounds; ++r) {
         size_t i = r % NRACERS;
         int32_t before = atomic_load(&racer_calls[i]);

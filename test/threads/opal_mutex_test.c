@@ -258,6 +258,17 @@ START_TEST(debug_relock_by_owner_aborts)
 }
 END_TEST
 
+/* ThreadSanitizer reports this misuse itself, before our check aborts:
+ * the case would only add a warning to a clean TSan log. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+
+#if !defined(UNDER_TSAN)
 START_TEST(debug_unlock_of_unheld_mutex_aborts)
 {
     opal_mutex_t m;
@@ -265,6 +276,7 @@ START_TEST(debug_unlock_of_unheld_mutex_aborts)
     opal_mutex_unlock(&m);
 }
 END_TEST
+#endif
 #endif
 
 static Suite *mutex_suite(void)
@@ -280,7 +292,9 @@ static Suite *mutex_suite(void)
     OPAL_TEST_ADD(s, condition_signal_wakes_untimed_waiter);
 #if OPAL_ENABLE_DEBUG
     OPAL_TEST_ADD_SIGNAL(s, debug_relock_by_owner_aborts, SIGABRT);
+#if !defined(UNDER_TSAN)
     OPAL_TEST_ADD_SIGNAL(s, debug_unlock_of_unheld_mutex_aborts, SIGABRT);
+#endif
 #endif
     return s;
 }
