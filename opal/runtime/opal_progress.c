@@ -317,6 +317,12 @@ static void wait_for_running_pass(void)
 
 int opal_progress(void)
 {
+    /* Nothing registered: not even the try-lock. Relaxed: a registration
+     * racing with this call may be seen by the next one. */
+    if (NULL == atomic_load_explicit(&engine.high, memory_order_relaxed) &&
+        NULL == atomic_load_explicit(&engine.low, memory_order_relaxed)) {
+        return 0;
+    }
     if (!pass_try_enter()) {
         return 0;
     }
