@@ -1,3 +1,42 @@
+# _OPAL_TSAN_CAS128: under ThreadSanitizer the lifo/fifo's 128-bit
+# compare-and-swap is __atomic_compare_exchange_n on an __int128 (TSan
+# cannot see inside the cmpxchg16b asm). gcc instruments it as is; clang
+# instruments it only when 16-byte atomics are lock-free (-mcx16 on x86_64)
+# and otherwise warns and calls libatomic's uninstrumented
+# __atomic_compare_exchange. Find what the compiler needs, -Werror so the
+# warning counts as a failure.
+m4_define([_OPAL_TSAN_CAS128_PROGRAM], [AC_LANG_PROGRAM([[static unsigned __int128 v;]], [[
+    unsigned __int128 e = 0;
+    return !__atomic_compare_exchange_n(&v, &e, (unsigned __int128) 1, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);]])])
+AC_DEFUN([_OPAL_TSAN_CAS128], [
+    AC_MSG_CHECKING([what $CC needs for an instrumented 128-bit compare-and-swap])
+    opal_tsan_cas128=no
+    opal_save_tsan_CFLAGS=$CFLAGS
+    for opal_flag in none -mcx16; do
+        AS_IF([test $opal_flag = none],
+              [CFLAGS="$opal_save_tsan_CFLAGS -Werror"],
+              [CFLAGS="$opal_save_tsan_CFLAGS -Werror $opal_flag"])
+        AC_LINK_IFELSE([_OPAL_TSAN_CAS128_PROGRAM],
+            [opal_tsan_cas128=$opal_flag; break])
+    done
+    CFLAGS=$opal_save_tsan_CFLAGS
+    AS_IF([test $opal_tsan_cas128 = no], [
+        opal_save_tsan_LIBS=$LIBS
+        LIBS="$LIBS -latomic"
+        AC_LINK_IFELSE([_OPAL_TSAN_CAS128_PROGRAM],
+            [opal_tsan_cas128=-latomic], [LIBS=$opal_save_tsan_LIBS])
+    ])
+    AS_CASE([$opal_tsan_cas128],
+        [none], [AC_MSG_RESULT([nothing])],
+        [-latomic], [AC_MSG_RESULT([-latomic])],
+        [no], [AC_MSG_RESULT([no way found])
+               AC_MSG_WARN([ThreadSanitizer may not see the 128-bit compare-and-swap; configure with --disable-cas128])],
+        [AC_MSG_RESULT([$opal_tsan_cas128])
+         OPAL_SANITIZER_CFLAGS="$OPAL_SANITIZER_CFLAGS $opal_tsan_cas128"
+         CFLAGS="$CFLAGS $opal_tsan_cas128"])
+])
+
 # OPAL_CONFIGURE_OPTIONS: --enable-debug, --enable-picky, --enable-sanitizers.
 AC_DEFUN([OPAL_CONFIGURE_OPTIONS], [
     AC_ARG_ENABLE([debug],
@@ -47,6 +86,7 @@ AC_DEFUN([OPAL_CONFIGURE_OPTIONS], [
             [AC_MSG_RESULT([no])
              AC_MSG_ERROR([$CC cannot build with -fsanitize=$enable_sanitizers])])
         LDFLAGS="$LDFLAGS -fsanitize=$enable_sanitizers"
+        AS_IF([test $opal_san_thread = yes], [_OPAL_TSAN_CAS128])
         OPAL_SUMMARY_ADD([sanitizers], [yes], [$enable_sanitizers])
     ], [
         OPAL_SUMMARY_ADD([sanitizers], [no], [enable with --enable-sanitizers=address,undefined|thread])
