@@ -36,13 +36,13 @@ static void assert_keys(opal_list_t *list, const int *keys, size_t n)
     ck_assert_uint_eq(opal_list_get_size(list), n);
     size_t i = 0;
     num_item_t *it;
-    OPAL_LIST_FOREACH (it, list, num_item_t) {
+    OPAL_LIST_FOREACH(it, list, num_item_t) {
         ck_assert_uint_lt(i, n);
         ck_assert_int_eq(it->key, keys[i]);
         ++i;
     }
     ck_assert_uint_eq(i, n);
-    OPAL_LIST_FOREACH_REV (it, list, num_item_t) {
+    OPAL_LIST_FOREACH_REV(it, list, num_item_t) {
         --i;
         ck_assert_int_eq(it->key, keys[i]);
     }
@@ -61,7 +61,7 @@ START_TEST(empty_list)
     ck_assert_ptr_null(opal_list_remove_last(&list));
     int visits = 0;
     num_item_t *it;
-    OPAL_LIST_FOREACH (it, &list, num_item_t) {
+    OPAL_LIST_FOREACH(it, &list, num_item_t) {
         ++visits;
     }
     ck_assert_int_eq(visits, 0);
@@ -110,7 +110,7 @@ START_TEST(many_items)
     ck_assert_uint_eq(opal_list_get_size(list), N);
     int expect = 0;
     num_item_t *it;
-    OPAL_LIST_FOREACH (it, list, num_item_t) {
+    OPAL_LIST_FOREACH(it, list, num_item_t) {
         ck_assert_int_eq(it->key, expect++);
     }
     for (int i = 0; i < N; ++i) {
@@ -130,14 +130,14 @@ START_TEST(remove_while_iterating)
     OBJ_CONSTRUCT(&list, opal_list_t);
     fill(&list, 0, 10);
     num_item_t *it, *next;
-    OPAL_LIST_FOREACH_SAFE (it, next, &list, num_item_t) {
+    OPAL_LIST_FOREACH_SAFE(it, next, &list, num_item_t) {
         if (it->key % 2 == 1) {
             opal_list_remove_item(&list, &it->super);
             OBJ_RELEASE(it);
         }
     }
     assert_keys(&list, (const int[]){0, 2, 4, 6, 8}, 5);
-    OPAL_LIST_FOREACH_SAFE_REV (it, next, &list, num_item_t) {
+    OPAL_LIST_FOREACH_SAFE_REV(it, next, &list, num_item_t) {
         if (it->key >= 4) {
             opal_list_remove_item(&list, &it->super);
             OBJ_RELEASE(it);
@@ -193,10 +193,10 @@ START_TEST(splice_moves_a_range)
     opal_list_t a, b;
     OBJ_CONSTRUCT(&a, opal_list_t);
     OBJ_CONSTRUCT(&b, opal_list_t);
-    fill(&a, 0, 2);                                                        /* 0 1 */
-    fill(&b, 10, 5);                                                       /* 10 11 12 13 14 */
+    fill(&a, 0, 2);  /* 0 1 */
+    fill(&b, 10, 5); /* 10 11 12 13 14 */
     opal_list_item_t *first = opal_list_get_next(opal_list_get_first(&b)); /* 11 */
-    opal_list_item_t *last = opal_list_get_last(&b);                       /* 14 */
+    opal_list_item_t *last = opal_list_get_last(&b);                      /* 14 */
     opal_list_splice(&a, opal_list_get_last(&a), &b, first, last);
     assert_keys(&a, (const int[]){0, 11, 12, 13, 1}, 5);
     assert_keys(&b, (const int[]){10, 14}, 2);
@@ -244,7 +244,7 @@ START_TEST(sort_is_ordered_and_stable)
     ck_assert_uint_eq(opal_list_get_size(&list), N);
     num_item_t *it, *prev = NULL;
     int count = 0;
-    OPAL_LIST_FOREACH (it, &list, num_item_t) {
+    OPAL_LIST_FOREACH(it, &list, num_item_t) {
         if (NULL != prev) {
             ck_assert_int_le(prev->key, it->key);
             if (prev->key == it->key) {
@@ -257,7 +257,7 @@ START_TEST(sort_is_ordered_and_stable)
     ck_assert_int_eq(count, N);
     /* Back links are right too. */
     int back = 0;
-    OPAL_LIST_FOREACH_REV (it, &list, num_item_t) {
+    OPAL_LIST_FOREACH_REV(it, &list, num_item_t) {
         ++back;
     }
     ck_assert_int_eq(back, N);
