@@ -129,9 +129,13 @@ static void record_deregister(void *base, size_t size, void *context, void *regi
 }
 
 static opal_free_list_t fl;
+/* Static: the teardown's destruct calls the deregister hook after the
+ * test function has returned. */
+static reg_log_t reg_log;
 
 static void setup(void)
 {
+    memset(&reg_log, 0, sizeof(reg_log));
     atomic_store(&ctor_calls, 0);
     atomic_store(&dtor_calls, 0);
     atomic_store(&progress_calls, 0);
@@ -195,9 +199,8 @@ END_TEST
 
 START_TEST(init_rejects_deregister_without_register)
 {
-    reg_log_t log = {0};
     ck_assert_int_eq(opal_free_list_init(&fl, 0, 0, OBJ_CLASS(frag_t), 0, 0, 4, 0, 4, NULL,
-                                         record_deregister, &log),
+                                         record_deregister, &reg_log),
                      OPAL_ERR_BAD_PARAM);
 }
 END_TEST
@@ -457,51 +460,49 @@ END_TEST
 START_TEST(register_hook_called_once_per_slab)
 {
     enum { PAYLOAD = 512 };
-    reg_log_t log = {0};
     ck_assert_int_eq(opal_free_list_init(&fl, 0, 0, OBJ_CLASS(frag_t), PAYLOAD, 64, 4, 0, 3,
-                                         record_register, record_deregister, &log),
+                                         record_register, record_deregister, &reg_log),
                      OPAL_SUCCESS);
-    ck_assert_int_eq(log.registered, 1);
+    ck_assert_int_eq(reg_log.registered, 1);
     frag_t *frags[10];
     for (int i = 0; i < 10; ++i) {
         frags[i] = (frag_t *) opal_free_list_get(&fl);
         ck_assert_ptr_nonnull(frags[i]);
     }
     /* 4 initial + 3 + 3 = 10 items in three slabs. */
-    ck_assert_int_eq(log.registered, 3);
-    ck_assert_uint_eq(log.size[0], 4 * PAYLOAD);
-    ck_assert_uint_eq(log.size[1], 3 * PAYLOAD);
+    ck_assert_int_eq(reg_log.registered, 3);
+    ck_assert_uint_eq(reg_log.size[0], 4 * PAYLOAD);
+    ck_assert_uint_eq(reg_log.size[1], 3 * PAYLOAD);
     for (int i = 0; i < 10; ++i) {
         /* Each item records its slab's registration; its payload lies in
          * the registered range. */
-        ptrdiff_t slab = (char *) frags[i]->super.registration - log.token;
+        ptrdiff_t slab = (char *) frags[i]->super.registration - reg_log.token;
         ck_assert_int_ge(slab, 0);
         ck_assert_int_lt(slab, 3);
         char *p = frags[i]->super.ptr;
-        ck_assert(p >= (char *) log.base[slab]);
-        ck_assert(p + PAYLOAD <= (char *) log.base[slab] + log.size[slab]);
+        ck_assert(p >= (char *) reg_log.base[slab]);
+        ck_assert(p + PAYLOAD <= (char *) reg_log.base[slab] + reg_log.size[slab]);
     }
     for (int i = 0; i < 10; ++i) {
         opal_free_list_return(&fl, &frags[i]->super);
     }
-    ck_assert_int_eq(log.deregistered, 0);
+    ck_assert_int_eq(reg_log.deregistered, 0);
 }
 END_TEST
 
 START_TEST(deregister_hook_matches_each_slab_at_destruct)
 {
-    reg_log_t log = {0};
     ck_assert_int_eq(opal_free_list_init(&fl, 0, 0, OBJ_CLASS(frag_t), 0, 0, 2, 0, 2,
-                                         record_register, record_deregister, &log),
+                                         record_register, record_deregister, &reg_log),
                      OPAL_SUCCESS);
     ck_assert_int_eq(opal_free_list_grow(&fl, 2), OPAL_SUCCESS);
     ck_assert_int_eq(opal_free_list_grow(&fl, 2), OPAL_SUCCESS);
     /* Without payloads the item slab itself is registered. */
-    ck_assert_uint_eq(log.size[0], 2 * fl.fl_item_stride);
+    ck_assert_uint_eq(reg_log.size[0], 2 * fl.fl_item_stride);
     OBJ_DESTRUCT(&fl);
-    ck_assert_int_eq(log.deregistered, 3);
+    ck_assert_int_eq(reg_log.deregistered, 3);
     for (int i = 0; i < 3; ++i) {
-        ck_assert(log.dereg_matched[i]);
+        ck_assert(reg_log.dereg_matched[i]);
     }
     OBJ_CONSTRUCT(&fl, opal_free_list_t);
 }
@@ -509,9 +510,9 @@ END_TEST
 
 START_TEST(register_failure_fails_growth_cleanly)
 {
-    reg_log_t log = {.fail_on_call = 2};
+    reg_log.fail_on_call = 2;
     ck_assert_int_eq(opal_free_list_init(&fl, 0, 0, OBJ_CLASS(frag_t), 64, 64, 2, 0, 2,
-                                         record_register, record_deregister, &log),
+                                         record_register, record_deregister, &reg_log),
                      OPAL_SUCCESS);
     opal_free_list_item_t *a = opal_free_list_get(&fl);
     opal_free_list_item_t *b = opal_free_list_get(&fl);
@@ -528,17 +529,17 @@ START_TEST(register_failure_fails_growth_cleanly)
     opal_free_list_return(&fl, b);
     opal_free_list_return(&fl, c);
     OBJ_DESTRUCT(&fl);
-    ck_assert_int_eq(log.registered, 2);
-    ck_assert_int_eq(log.deregistered, 2);
+    ck_assert_int_eq(reg_log.registered, 2);
+    ck_assert_int_eq(reg_log.deregistered, 2);
     OBJ_CONSTRUCT(&fl, opal_free_list_t);
 }
 END_TEST
 
 START_TEST(register_failure_in_init_is_returned)
 {
-    reg_log_t log = {.fail_on_call = 1};
+    reg_log.fail_on_call = 1;
     ck_assert_int_eq(opal_free_list_init(&fl, 0, 0, OBJ_CLASS(frag_t), 0, 0, 4, 0, 4,
-                                         record_register, record_deregister, &log),
+                                         record_register, record_deregister, &reg_log),
                      OPAL_ERR_OUT_OF_RESOURCE);
     ck_assert_uint_eq(opal_free_list_num_allocated(&fl), 0);
     ck_assert_int_eq(atomic_load(&ctor_calls), 0);
