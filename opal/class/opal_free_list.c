@@ -256,6 +256,9 @@ int opal_free_list_init(opal_free_list_t *fl, size_t item_size, size_t item_alig
 
 int opal_free_list_grow(opal_free_list_t *fl, size_t count)
 {
+    if (0 == count || NULL == fl->fl_item_class) {
+        return OPAL_ERR_BAD_PARAM;
+    }
     opal_mutex_lock(&fl->fl_lock);
     int rc = free_list_grow_locked(fl, count, false, NULL);
     opal_mutex_unlock(&fl->fl_lock);

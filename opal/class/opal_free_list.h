@@ -121,10 +121,11 @@ OPAL_DECLSPEC int opal_free_list_init(opal_free_list_t *fl, size_t item_size, si
                                       size_t increment, opal_free_list_register_fn_t reg_fn,
                                       opal_free_list_deregister_fn_t dereg_fn, void *context);
 
-/* Adds one slab of up to count items (fewer near the maximum). Thread-safe.
- * Returns OPAL_SUCCESS, OPAL_ERR_TEMP_OUT_OF_RESOURCE at the maximum,
- * OPAL_ERR_OUT_OF_RESOURCE when memory runs out, or the register hook's
- * error; on error nothing was added. */
+/* Adds one slab of up to count (> 0) items, fewer near the maximum.
+ * Thread-safe. Returns OPAL_SUCCESS, OPAL_ERR_TEMP_OUT_OF_RESOURCE at the
+ * maximum, OPAL_ERR_OUT_OF_RESOURCE when memory runs out, the register
+ * hook's error, or OPAL_ERR_BAD_PARAM (count 0, list not initialised); on
+ * error nothing was added. */
 OPAL_DECLSPEC int opal_free_list_grow(opal_free_list_t *fl, size_t count);
 
 /* Slow paths of get when the lifo is empty: grow by the increment and

@@ -351,6 +351,15 @@ START_TEST(grow_adds_items_up_to_maximum)
 }
 END_TEST
 
+START_TEST(grow_rejects_zero_count_and_uninitialised_list)
+{
+    ck_assert_int_eq(opal_free_list_grow(&fl, 4), OPAL_ERR_BAD_PARAM);
+    init_frags(2, 0, 2);
+    ck_assert_int_eq(opal_free_list_grow(&fl, 0), OPAL_ERR_BAD_PARAM);
+    ck_assert_uint_eq(opal_free_list_num_allocated(&fl), 2);
+}
+END_TEST
+
 START_TEST(items_are_aligned_and_do_not_overlap)
 {
     enum { N = 20, ALIGN = 256, EXTRA = 100 };
@@ -675,6 +684,7 @@ static Suite *free_list_suite(void)
     ADD(s, get_returns_null_at_maximum);
     ADD(s, returned_item_is_available_at_maximum);
     ADD(s, grow_adds_items_up_to_maximum);
+    ADD(s, grow_rejects_zero_count_and_uninitialised_list);
     ADD(s, items_are_aligned_and_do_not_overlap);
     ADD(s, payloads_are_aligned_and_separate);
     ADD(s, items_without_payload_have_no_buffer);
