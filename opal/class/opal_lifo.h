@@ -35,9 +35,14 @@
  *
  * - Memory order: push swaps with release so that whoever pops the item
  *   sees everything written to it before the push (pairs with the acquire
- *   load of the top and the acquire of the pop's 128-bit swap). A failed
- *   pop swap returns the current pair atomically, so the retry needs no
- *   further reads.
+ *   load of the top and the acquire of the pop's 128-bit swap); it is in
+ *   fact sequentially consistent, for the free list's waiter handshake. A
+ *   failed pop swap returns the current pair atomically, so the retry
+ *   needs no further reads.
+ *
+ * - Under ThreadSanitizer the 128-bit swap is emulated under a lock inside
+ *   the sanitizer, which a 64-bit swap on one half would bypass, so there
+ *   push swaps the whole pair too (keeping the counter).
  *
  * - Reading top->next races with the owner of an item popped in between
  *   pushing it elsewhere (which writes next). The value is discarded when
