@@ -25,7 +25,7 @@ static void teardown(void)
 
 typedef struct {
     uint64_t id;
-    char name[12];
+    char name[24];
 } record_t;
 
 static record_t record_of(uint64_t i)
@@ -113,6 +113,7 @@ START_TEST(set_size_zero_fills_and_truncates)
     assert_record(&va, 0, 5);
     for (size_t i = 1; i < 50; ++i) {
         const record_t *e = opal_value_array_get_item(&va, i);
+        ck_assert_ptr_nonnull(e);
         ck_assert_uint_eq(e->id, 0);
         ck_assert_str_eq(e->name, "");
     }
@@ -221,6 +222,7 @@ START_TEST(odd_sized_elements_do_not_overlap)
     }
     for (int i = 0; i < 100; ++i) {
         const unsigned char *item = opal_value_array_get_item(&va, (size_t) i);
+        ck_assert_ptr_nonnull(item);
         ck_assert_int_eq(item[0], i);
         ck_assert_int_eq(item[2], i + 2);
     }

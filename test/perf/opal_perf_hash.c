@@ -226,7 +226,7 @@ int main(int argc, char **argv)
            b.lookups);
     printf("%-22s %9s %9s %9s\n", "keys", "entries", "hit", "miss");
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
-        double hit, miss;
+        double hit = 0, miss = 0;
         b.entries = sizes[i];
         if (OPAL_SUCCESS != bench_uint64(&b, &hit, &miss)) {
             fprintf(stderr, "opal_perf_hash: out of memory at %zu uint64 entries\n", b.entries);
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
         printf("%-22s %9zu %9.2f %9.2f\n", "uint64", b.entries, hit, miss);
     }
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
-        double hit, miss;
+        double hit = 0, miss = 0;
         b.entries = sizes[i];
         if (OPAL_SUCCESS != bench_string(&b, &hit, &miss)) {
             fprintf(stderr, "opal_perf_hash: out of memory at %zu string entries\n", b.entries);
