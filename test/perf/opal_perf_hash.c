@@ -62,10 +62,18 @@ static int compare_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+/* The median and the best of n samples. On a shared machine the best is
+ * the run least disturbed by others; the median is the figure to quote. */
+typedef struct {
+    double median;
+    double best;
+} stat_t;
+
+static stat_t summarise(double *v, int n)
 {
     qsort(v, (size_t) n, sizeof(double), compare_double);
-    return 0 == n % 2 ? (v[n / 2 - 1] + v[n / 2]) / 2 : v[n / 2];
+    stat_t st = {.median = 0 == n % 2 ? (v[n / 2 - 1] + v[n / 2]) / 2 : v[n / 2], .best = v[0]};
+    return st;
 }
 
 typedef struct {
@@ -76,7 +84,7 @@ typedef struct {
 
 /* ns per lookup of queries[0..lookups) against ht (uint64 keys), median
  * over the runs. expect_hits checks the table says what it should. */
-static double time_uint64(const opal_hash_table_t *ht, const uint64_t *queries, const bench_t *b,
+static stat_t time_uint64(const opal_hash_table_t *ht, const uint64_t *queries, const bench_t *b,
                           bool expect_hits)
 {
     double samples[64];
@@ -100,10 +108,10 @@ static double time_uint64(const opal_hash_table_t *ht, const uint64_t *queries, 
         }
         samples[run] = (double) (t1 - t0) / (double) b->lookups;
     }
-    return median(samples, b->runs);
+    return summarise(samples, b->runs);
 }
 
-static double time_string(const opal_hash_table_t *ht, const char *queries, const bench_t *b,
+static stat_t time_string(const opal_hash_table_t *ht, const char *queries, const bench_t *b,
                           bool expect_hits)
 {
     double samples[64];
@@ -128,10 +136,10 @@ static double time_string(const opal_hash_table_t *ht, const char *queries, cons
         }
         samples[run] = (double) (t1 - t0) / (double) b->lookups;
     }
-    return median(samples, b->runs);
+    return summarise(samples, b->runs);
 }
 
-static int bench_uint64(const bench_t *b, double *hit, double *miss)
+static int bench_uint64(const bench_t *b, stat_t *hit, stat_t *miss)
 {
     int rc = OPAL_ERR_OUT_OF_RESOURCE;
     opal_hash_table_t ht;
@@ -164,7 +172,7 @@ out:
     return rc;
 }
 
-static int bench_string(const bench_t *b, double *hit, double *miss)
+static int bench_string(const bench_t *b, stat_t *hit, stat_t *miss)
 {
     int rc = OPAL_ERR_OUT_OF_RESOURCE;
     char buf[STRING_KEY_LEN + 1];
@@ -213,6 +221,12 @@ static long parse_arg(const char *arg, const char *what, long lo, long hi)
     return v;
 }
 
+static void print_row(const char *keys, size_t entries, stat_t hit, stat_t miss)
+{
+    printf("%-20s %9zu %8.2f %8.2f %8.2f %8.2f\n", keys, entries, hit.median, hit.best, miss.median,
+           miss.best);
+}
+
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = {1024, 1024 * 1024};
@@ -224,26 +238,27 @@ int main(int argc, char **argv)
         b.lookups = (size_t) parse_arg(argv[2], "lookups per run", 1, 1L << 26);
     }
 
-    printf("opal_perf_hash: ns per lookup, median of %d runs of %zu random-order lookups\n", b.runs,
-           b.lookups);
-    printf("%-22s %9s %9s %9s\n", "keys", "entries", "hit", "miss");
+    printf(
+        "opal_perf_hash: ns per lookup, median (and best) of %d runs of %zu random-order lookups\n",
+        b.runs, b.lookups);
+    printf("%-20s %9s %8s %8s %8s %8s\n", "keys", "entries", "hit", "(best)", "miss", "(best)");
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
-        double hit = 0, miss = 0;
+        stat_t hit = {0, 0}, miss = {0, 0};
         b.entries = sizes[i];
         if (OPAL_SUCCESS != bench_uint64(&b, &hit, &miss)) {
             fprintf(stderr, "opal_perf_hash: out of memory at %zu uint64 entries\n", b.entries);
             return EXIT_FAILURE;
         }
-        printf("%-22s %9zu %9.2f %9.2f\n", "uint64", b.entries, hit, miss);
+        print_row("uint64", b.entries, hit, miss);
     }
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
-        double hit = 0, miss = 0;
+        stat_t hit = {0, 0}, miss = {0, 0};
         b.entries = sizes[i];
         if (OPAL_SUCCESS != bench_string(&b, &hit, &miss)) {
             fprintf(stderr, "opal_perf_hash: out of memory at %zu string entries\n", b.entries);
             return EXIT_FAILURE;
         }
-        printf("%-22s %9zu %9.2f %9.2f\n", "bytes (24, copied)", b.entries, hit, miss);
+        print_row("bytes (24)", b.entries, hit, miss);
     }
     opal_class_finalize();
     return EXIT_SUCCESS;
