@@ -46,6 +46,8 @@ for project in $projects; do
         esac
         frameworks="$frameworks $project:$fw"
         [ -f "${fwdir}Makefile.inc" ] && echo "include $project/mca/$fw/Makefile.inc" >>"$am.tmp"
+        # configure writes it into the build tree (config/opal_mca.m4).
+        echo "DISTCLEANFILES += $project/mca/$fw/base/static-components.h" >>"$am.tmp"
         comps=""
         for compdir in "$fwdir"*/; do
             comp=$(basename "$compdir")
@@ -102,6 +104,9 @@ AM
     done
 done
 printf 'AC_DEFUN([OPAL_MCA_ALL_FRAMEWORKS], [%s\n])\n' "$calls" >>"$m4.tmp"
+echo "" >>"$am.tmp"
+echo "# The framework lists configure writes (config/opal_mca.m4)." >>"$am.tmp"
+echo "DISTCLEANFILES += opal/mca/base/opal_frameworks.h orte/mca/base/orte_frameworks.h" >>"$am.tmp"
 echo "" >>"$am.tmp"
 echo "# Where tests find the plugins of the build tree." >>"$am.tmp"
 echo "mca_plugin_dirs = ${plugin_dirs#:}" >>"$am.tmp"
