@@ -79,6 +79,28 @@ START_TEST(open_and_close_are_counted)
 }
 END_TEST
 
+START_TEST(failing_open_hook_closes_the_components)
+{
+    mt_reset();
+    mt_set("mcatest", "good");
+    ck_assert_int_eq(mca_base_framework_open(fw, MCA_BASE_OPEN_DEFAULT), OPAL_SUCCESS);
+    mca_base_module_t *module = NULL;
+    ck_assert_int_eq(mca_base_select(fw, &module, NULL, NULL), OPAL_SUCCESS);
+    /* Built in: the module stays callable and tells what good went through. */
+    const mca_mcatest_base_module_t *m = (const mca_mcatest_base_module_t *) module;
+    ck_assert_int_eq(mca_base_framework_close(fw), OPAL_SUCCESS);
+
+    mt_set("mcatest_base_fail_open", "1");
+    int closes = mca_mcatest_base_close_calls;
+    ck_assert_int_eq(mca_base_framework_open(fw, MCA_BASE_OPEN_DEFAULT), OPAL_ERR_NOT_SUPPORTED);
+    ck_assert(!mca_base_framework_is_open(fw));
+    ck_assert(!mca_base_framework_is_registered(fw));
+    ck_assert_str_eq(m->mcatest_lifecycle(), "register,open,close");
+    /* The framework's close hook is not called for an open that failed. */
+    ck_assert_int_eq(mca_mcatest_base_close_calls, closes);
+}
+END_TEST
+
 START_TEST(close_of_an_open_keeps_what_register_holds)
 {
     mt_reset();
@@ -464,6 +486,7 @@ static Suite *framework_suite(void)
     Suite *s = suite_create("mca_base_framework");
     OPAL_TEST_ADD(s, register_and_close_are_counted);
     OPAL_TEST_ADD(s, open_and_close_are_counted);
+    OPAL_TEST_ADD(s, failing_open_hook_closes_the_components);
     OPAL_TEST_ADD(s, close_of_an_open_keeps_what_register_holds);
     OPAL_TEST_ADD(s, framework_variables_come_and_go);
     OPAL_TEST_ADD(s, component_variables_come_and_go);

@@ -16,7 +16,8 @@ extern mca_base_framework_t test_mcatest_base_framework;
  * go with the framework. */
 extern int mca_mcatest_base_knob;
 
-/* How often the framework's open and close hooks ran. */
+/* How often the framework's open and close hooks ran (the open hook
+ * fails with OPAL_ERR_NOT_SUPPORTED when mcatest_base_fail_open is set). */
 extern int mca_mcatest_base_open_calls;
 extern int mca_mcatest_base_close_calls;
 

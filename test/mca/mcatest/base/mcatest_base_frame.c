@@ -2,6 +2,8 @@
  * that count their calls. */
 #include "opal/opal_config.h"
 
+#include <stdbool.h>
+
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/opal_error.h"
@@ -12,6 +14,9 @@
 #include "test/mca/mcatest/base/static-components.h"
 
 int mca_mcatest_base_knob = 5;
+/* mcatest_base_fail_open: the open hook fails (after the components
+ * opened), so that the tests can watch the base undo the open. */
+static bool fail_open = false;
 int mca_mcatest_base_open_calls = 0;
 int mca_mcatest_base_close_calls = 0;
 
@@ -22,13 +27,21 @@ static int mcatest_base_register(mca_base_register_flag_t flags)
         "test", "mcatest", "base", "knob", "A variable of the mcatest framework itself",
         MCA_BASE_VAR_TYPE_INT, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &mca_mcatest_base_knob);
+    if (index < 0) {
+        return index;
+    }
+    fail_open = false;
+    index = mca_base_var_register("test", "mcatest", "base", "fail_open",
+                                  "Make the framework's open hook fail", MCA_BASE_VAR_TYPE_BOOL,
+                                  NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9,
+                                  MCA_BASE_VAR_SCOPE_LOCAL, &fail_open);
     return index < 0 ? index : OPAL_SUCCESS;
 }
 
 static int mcatest_base_open(mca_base_open_flag_t flags)
 {
     ++mca_mcatest_base_open_calls;
-    return OPAL_SUCCESS;
+    return fail_open ? OPAL_ERR_NOT_SUPPORTED : OPAL_SUCCESS;
 }
 
 static int mcatest_base_close(void)
