@@ -507,6 +507,10 @@ START_TEST(load_errors_of_a_negated_framework_are_hidden)
     out = open_with_show("^btl");
     ck_assert(printed_undefsym(out));
     free(out);
+    out = open_with_show("^btl,^mcatest");
+    ck_assert(!printed_undefsym(out));
+    ck_assert_ptr_null(strstr(out, "mca_base_component_show_load_errors="));
+    free(out);
 }
 END_TEST
 
@@ -526,7 +530,7 @@ END_TEST
 
 START_TEST(bad_show_load_errors_value_is_reported_and_shows_all)
 {
-    const char *bad[] = {"mcatest/", "mcatest,^btl", "a,,b", "mca_test", "mcatest/a/b", "^"};
+    const char *bad[] = {"mcatest/", "mcatest,^btl", "a,,b", "mca_test", "mcatest/a/b", "^", "^^a"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
         char *out = open_with_show(bad[i]);
         char expected[128];

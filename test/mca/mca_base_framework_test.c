@@ -4,6 +4,7 @@
  * why, the lifecycle order, and open -> close -> open. */
 #include "opal/opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,15 +222,20 @@ START_TEST(mixing_include_and_exclude_is_an_error)
 }
 END_TEST
 
-START_TEST(empty_name_in_the_selection_is_an_error)
+START_TEST(what_is_not_a_component_name_is_an_error)
 {
-    char *out = NULL;
-    ck_assert_int_eq(open_selecting("good,,other", &out), OPAL_ERR_BAD_VALUE);
-    ck_assert_ptr_nonnull(strstr(out, "empty component name"));
-    free(out);
-    ck_assert_int_eq(open_selecting("^", &out), OPAL_ERR_BAD_VALUE);
-    ck_assert_ptr_nonnull(strstr(out, "empty component name"));
-    free(out);
+    const char *bad[] = {"good,,other", "^", "good,", "^^good", "good;other", "go od"};
+    const char *name[] = {"", "", "", "^good", "good;other", "go od"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        char *out = NULL;
+        ck_assert_int_eq(open_selecting(bad[i], &out), OPAL_ERR_BAD_VALUE);
+        char expected[64];
+        snprintf(expected, sizeof(expected), "\"%s\"", name[i]);
+        ck_assert_msg(NULL != strstr(out, "is not a\ncomponent name"), "%s: %s", bad[i], out);
+        ck_assert_msg(NULL != strstr(out, expected), "%s: %s", bad[i], out);
+        ck_assert(!mca_base_framework_is_registered(fw));
+        free(out);
+    }
 }
 END_TEST
 
@@ -494,7 +500,7 @@ static Suite *framework_suite(void)
     OPAL_TEST_ADD(s, exclude_list_leaves_those_out);
     OPAL_TEST_ADD(s, each_excluded_name_may_carry_the_caret);
     OPAL_TEST_ADD(s, mixing_include_and_exclude_is_an_error);
-    OPAL_TEST_ADD(s, empty_name_in_the_selection_is_an_error);
+    OPAL_TEST_ADD(s, what_is_not_a_component_name_is_an_error);
     OPAL_TEST_ADD(s, unknown_included_name_lists_what_exists);
     OPAL_TEST_ADD(s, included_plugin_that_fails_to_load_is_an_error);
     OPAL_TEST_ADD(s, unknown_excluded_name_is_an_error);

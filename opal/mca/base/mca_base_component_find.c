@@ -65,6 +65,21 @@ static void trim(char *name)
     name[len - start] = '\0';
 }
 
+/* Component names are letters, digits and '_' (they are parts of file,
+ * symbol and variable names). */
+static bool is_component_name(const char *name)
+{
+    if ('\0' == name[0]) {
+        return false;
+    }
+    for (; '\0' != *name; ++name) {
+        if (!isalnum((unsigned char) *name) && '_' != *name) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int mca_base_selection_parse(mca_base_framework_t *framework, mca_base_selection_t *selection)
 {
     const char *value =
@@ -83,16 +98,19 @@ int mca_base_selection_parse(mca_base_framework_t *framework, mca_base_selection
     for (int i = 0; NULL != names[i]; ++i) {
         trim(names[i]);
         if ('^' == names[i][0]) {
-            /* "^a,^b" is still an exclude list; "a,^b" mixes the two. */
+            /* "a,^b" mixes the two kinds of list. */
             if (!selection->sel_exclude) {
                 selection_error(framework, "selection-mixed", "", "", "");
                 opal_argv_free(names);
                 return OPAL_ERR_BAD_VALUE;
             }
-            memmove(names[i], names[i] + 1, strlen(names[i]));
+            /* "^a,^b" is still an exclude list (but "^^a" names "^a"). */
+            if (i > 0) {
+                memmove(names[i], names[i] + 1, strlen(names[i]));
+            }
         }
-        if ('\0' == names[i][0]) {
-            selection_error(framework, "selection-empty-name", "", "", "");
+        if (!is_component_name(names[i])) {
+            selection_error(framework, "selection-bad-name", names[i], "", "");
             opal_argv_free(names);
             return OPAL_ERR_BAD_VALUE;
         }

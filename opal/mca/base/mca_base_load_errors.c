@@ -2,9 +2,9 @@
  * mca_base_component_show_load_errors: which plugin load failures are
  * printed. "all", "none", or a comma list of "fw" and "fw/comp" entries,
  * the whole list negated by a leading '^' ("^btl,na/ofi": everything but
- * btl and na/ofi). The value is parsed again whenever it changes; a value
- * that does not parse is reported once and treated as "all", so that no
- * failure goes unseen because of a typo.
+ * btl and na/ofi; "^btl,^na/ofi" says the same). The value is parsed again
+ * whenever it changes; a value that does not parse is reported once and
+ * treated as "all", so that no failure goes unseen because of a typo.
  */
 #include "opal/opal_config.h"
 
@@ -45,7 +45,7 @@ static const char *check_entry(const char *entry)
         return "an empty entry";
     }
     if (NULL != strchr(entry, '^')) {
-        return "'^' inside the list (it may only start it, negating every entry)";
+        return "'^' in a list that does not start with it (it negates the whole list)";
     }
     if (0 == strcmp(entry, "all") || 0 == strcmp(entry, "none")) {
         return "\"all\" or \"none\" inside a list";
@@ -82,6 +82,10 @@ static int parse(const char *value, const char **what)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     for (int i = 0; NULL != entries[i]; ++i) {
+        /* "^a,^b" negates like "^a,b" (as the selection variables read). */
+        if (parsed_negated && i > 0 && '^' == entries[i][0]) {
+            memmove(entries[i], entries[i] + 1, strlen(entries[i]));
+        }
         *what = check_entry(entries[i]);
         if (NULL != *what) {
             opal_argv_free(entries);
