@@ -21,7 +21,7 @@ AC_DEFUN([OPAL_CHECK_COMPILER_FLAGS], [
     done
     AS_IF([test "x$enable_picky" = xyes], [
         for opal_flag in -Werror -Wshadow -Wcast-align -Wformat=2 -Wundef \
-                         -Wvla -Wnull-dereference; do
+                         -Wvla; do
             _OPAL_ADD_CFLAG([$opal_flag], [OPAL_WARN_CFLAGS])
         done
         OPAL_SUMMARY_ADD([picky warnings], [yes], [warnings are errors])

@@ -1,4 +1,35 @@
 # OPAL_CONFIGURE_OPTIONS: --enable-debug, --enable-picky, --enable-sanitizers.
+
+# _OPAL_TSAN_CAS128_FLAGS: ThreadSanitizer cannot see into the cmpxchg16b
+# asm, so under it opal_atomic.h uses the 128-bit __atomic builtin. gcc
+# turns that into an instrumented TSan call; clang calls libatomic (which
+# TSan cannot see, and which is not linked) unless -mcx16 lets it inline
+# cmpxchg16b, which TSan instruments. -latomic is the last resort.
+m4_define([_OPAL_TSAN_CAS128_PROGRAM], [AC_LANG_PROGRAM([], [[
+    static unsigned __int128 v;
+    unsigned __int128 e = 0;
+    return !__atomic_compare_exchange_n(&v, &e, (unsigned __int128) 1, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);]])])
+AC_DEFUN([_OPAL_TSAN_CAS128_FLAGS], [
+    AC_MSG_CHECKING([what a 128-bit compare-and-swap needs under ThreadSanitizer])
+    opal_tsan_save_CFLAGS=$CFLAGS
+    opal_tsan_save_LIBS=$LIBS
+    opal_tsan_cas128=none
+    AC_LINK_IFELSE([_OPAL_TSAN_CAS128_PROGRAM], [opal_tsan_cas128=nothing])
+    AS_IF([test $opal_tsan_cas128 = none], [
+        CFLAGS="$opal_tsan_save_CFLAGS -mcx16"
+        AC_LINK_IFELSE([_OPAL_TSAN_CAS128_PROGRAM], [opal_tsan_cas128=-mcx16],
+                       [CFLAGS=$opal_tsan_save_CFLAGS])])
+    AS_IF([test $opal_tsan_cas128 = none], [
+        LIBS="$opal_tsan_save_LIBS -latomic"
+        AC_LINK_IFELSE([_OPAL_TSAN_CAS128_PROGRAM], [opal_tsan_cas128=-latomic],
+                       [LIBS=$opal_tsan_save_LIBS])])
+    AC_MSG_RESULT([$opal_tsan_cas128])
+    AS_CASE([$opal_tsan_cas128],
+        [-mcx16], [OPAL_SANITIZER_CFLAGS="$OPAL_SANITIZER_CFLAGS -mcx16"],
+        [none], [AC_MSG_WARN([a 128-bit compare-and-swap does not link under ThreadSanitizer; configure with --disable-cas128])])
+])
+
 AC_DEFUN([OPAL_CONFIGURE_OPTIONS], [
     AC_ARG_ENABLE([debug],
         [AS_HELP_STRING([--enable-debug],
@@ -47,6 +78,7 @@ AC_DEFUN([OPAL_CONFIGURE_OPTIONS], [
             [AC_MSG_RESULT([no])
              AC_MSG_ERROR([$CC cannot build with -fsanitize=$enable_sanitizers])])
         LDFLAGS="$LDFLAGS -fsanitize=$enable_sanitizers"
+        AS_IF([test $opal_san_thread = yes], [_OPAL_TSAN_CAS128_FLAGS])
         OPAL_SUMMARY_ADD([sanitizers], [yes], [$enable_sanitizers])
     ], [
         OPAL_SUMMARY_ADD([sanitizers], [no], [enable with --enable-sanitizers=address,undefined|thread])

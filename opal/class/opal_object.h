@@ -256,7 +256,8 @@ static inline void opal_obj_retain_internal(opal_object_t *object, const char *f
 
 /* Allocates and constructs an object of the given type; NULL when out of
  * memory. The caller owns the one reference. */
-#define OBJ_NEW(type) ((type *) opal_obj_new_internal(OBJ_CLASS(type), __FILE__, __LINE__))
+#define OBJ_NEW(type) \
+    ((type *) (void *) opal_obj_new_internal(OBJ_CLASS(type), __FILE__, __LINE__))
 
 /* The same, from a class pointer chosen at run time. */
 #define OBJ_NEW_FROM_CLASS(cls) opal_obj_new_internal((cls), __FILE__, __LINE__)

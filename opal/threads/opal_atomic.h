@@ -98,8 +98,8 @@ static inline intptr_t opal_atomic_swap_ptr(opal_atomic_intptr_t *addr, intptr_t
 
 /*
  * 128-bit compare-and-swap on a 16-byte aligned value, used for a pointer
- * paired with a counter (the ABA guard of the LIFO). opal_int128_t values
- * are read half by half with opal_atomic_load_128_halves(): a torn read is
+ * paired with a counter (the ABA guard of the LIFO and FIFO). Callers read
+ * such a value half by half with 64-bit atomic loads: a torn read is
  * harmless because the CAS that follows validates both halves together.
  */
 #if OPAL_HAVE_ATOMIC_CAS_128

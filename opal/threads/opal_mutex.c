@@ -1,5 +1,8 @@
 #include "opal/opal_config.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "opal/threads/opal_mutex.h"
@@ -12,9 +15,28 @@ bool opal_set_using_threads(bool have)
     return atomic_exchange_explicit(&opal_uses_threads, have, memory_order_relaxed);
 }
 
+void opal_mutex_fatal(const char *operation, int error)
+{
+    fprintf(stderr, "%s: %s (%s)\n", operation, strerror(error),
+            EDEADLK == error ? "the owner locked it again"
+            : EPERM == error ? "the caller does not hold it"
+                             : "bad mutex or condition");
+    abort();
+}
+
 static void mutex_construct(opal_mutex_t *m)
 {
+#if OPAL_ENABLE_DEBUG
+    /* Error checking turns a self-deadlock or a foreign unlock into an
+     * error code that opal_mutex_lock/unlock report. */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&m->m_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+#else
     pthread_mutex_init(&m->m_lock, NULL);
+#endif
 }
 
 static void recursive_mutex_construct(opal_mutex_t *m)
@@ -56,5 +78,9 @@ int opal_condition_timedwait(opal_condition_t *c, opal_mutex_t *m, uint64_t dead
     struct timespec ts = {.tv_sec = (time_t) (deadline_ns / 1000000000u),
                           .tv_nsec = (long) (deadline_ns % 1000000000u)};
     int rc = pthread_cond_timedwait(&c->c_cond, &m->m_lock, &ts);
-    return ETIMEDOUT == rc ? OPAL_ERR_TIMEOUT : OPAL_SUCCESS;
+    if (ETIMEDOUT == rc) {
+        return OPAL_ERR_TIMEOUT;
+    }
+    OPAL_MUTEX_CHECK("opal_condition_timedwait", rc);
+    return OPAL_SUCCESS;
 }

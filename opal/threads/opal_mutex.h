@@ -5,6 +5,10 @@
  * opal_mutex_lock() always locks. OPAL_THREAD_LOCK() locks only when
  * opal_using_threads() is true: the pattern for code on hot paths that
  * must be correct with threads and free without them.
+ *
+ * In debug builds (OPAL_ENABLE_DEBUG) an opal_mutex_t checks its use: the
+ * owner locking it again (which would deadlock) or a thread unlocking a
+ * mutex it does not hold aborts with a message instead.
  */
 #ifndef OPAL_THREADS_OPAL_MUTEX_H
 #define OPAL_THREADS_OPAL_MUTEX_H
@@ -42,14 +46,30 @@ OBJ_CLASS_DECLARATION(opal_mutex_t);
 typedef opal_mutex_t opal_recursive_mutex_t;
 OBJ_CLASS_DECLARATION(opal_recursive_mutex_t);
 
+/* Aborts naming the operation and the pthread error: the debug checks
+ * end here. */
+OPAL_DECLSPEC void opal_mutex_fatal(const char *operation, int error) __attribute__((noreturn));
+
+#if OPAL_ENABLE_DEBUG
+#define OPAL_MUTEX_CHECK(operation, call)       \
+    do {                                        \
+        int rc_ = (call);                       \
+        if (OPAL_UNLIKELY(0 != rc_)) {          \
+            opal_mutex_fatal((operation), rc_); \
+        }                                       \
+    } while (0)
+#else
+#define OPAL_MUTEX_CHECK(operation, call) ((void) (call))
+#endif
+
 static inline void opal_mutex_lock(opal_mutex_t *m)
 {
-    pthread_mutex_lock(&m->m_lock);
+    OPAL_MUTEX_CHECK("opal_mutex_lock", pthread_mutex_lock(&m->m_lock));
 }
 
 static inline void opal_mutex_unlock(opal_mutex_t *m)
 {
-    pthread_mutex_unlock(&m->m_lock);
+    OPAL_MUTEX_CHECK("opal_mutex_unlock", pthread_mutex_unlock(&m->m_lock));
 }
 
 /* True when the lock was taken. */
@@ -83,7 +103,7 @@ OBJ_CLASS_DECLARATION(opal_condition_t);
  * loop on their predicate. */
 static inline void opal_condition_wait(opal_condition_t *c, opal_mutex_t *m)
 {
-    pthread_cond_wait(&c->c_cond, &m->m_lock);
+    OPAL_MUTEX_CHECK("opal_condition_wait", pthread_cond_wait(&c->c_cond, &m->m_lock));
 }
 
 /* Waits at most until the monotonic time deadline_ns (opal_timer_ns()

@@ -18,6 +18,7 @@ OBJ_CLASS_INSTANCE(num_item_t, opal_list_item_t, NULL, NULL);
 static num_item_t *make_item(int key, int seq)
 {
     num_item_t *it = OBJ_NEW(num_item_t);
+    ck_assert_ptr_nonnull(it);
     it->key = key;
     it->seq = seq;
     return it;
