@@ -1,0 +1,457 @@
+/*
+ * opal_info's command line and the order of its sections. The sections
+ * themselves are in opal_info_config.c (package, paths, configuration),
+ * opal_info_components.c (frameworks, failures, selection) and
+ * opal_info_params.c (variables).
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_base_open.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_init.h"
+#include "opal/tools/opal_info/opal_info.h"
+#include "opal/util/opal_cmd_line.h"
+#include "opal/util/opal_error.h"
+
+static const opal_cmd_line_option_t options[] = {
+    {"param", '\0', 2, "<framework> <component>",
+     "Show the MCA variables of a component up to --level, with the component; framework may be "
+     "a framework, \"mca\" (the MCA base itself) or \"all\", component a component, \"base\" "
+     "(the framework's own variables) or \"all\""},
+    {"level", '\0', 1, "<1-9>",
+     "Show variables up to this info level (default 1): 1-3 for users, 4-6 for tuners, 7-9 for "
+     "developers"},
+    {"all", 'a', 0, NULL,
+     "Show everything: paths, configuration, components, every variable at level 9 (internal "
+     "ones too), performance variables and load failures"},
+    {"parsable", '\0', 0, NULL, "Print colon-separated lines for scripts (see opal_info(1))"},
+    {"parseable", '\0', 0, NULL, "Same as --parsable"},
+    {"json", '\0', 0, NULL, "Print the same facts as --parsable as one JSON document"},
+    {"show-failed", '\0', 0, NULL,
+     "Show the components that failed to load or were refused, with the file and why"},
+    {"selected", '\0', 0, NULL,
+     "Open the frameworks and run their selection here: which components would be chosen, and "
+     "why each other one would not"},
+    {"pvars", '\0', 0, NULL, "Show the performance variables up to --level"},
+    {"path", '\0', 0, NULL, "Show the install paths and the component path"},
+    {"config", 'c', 0, NULL,
+     "Show the configuration: configure options, compiler, flags, "
+     "dependencies"},
+    {"version", 'V', 0, NULL, "Show the version and exit"},
+    {"help", 'h', 0, NULL, "Show this help and exit"},
+    {NULL, '\0', 0, NULL, NULL},
+};
+
+static const char usage_intro[] =
+    "Usage: opal_info [options]\n"
+    "Shows what this build of opal-mca holds and how it is set up. With no option: the\n"
+    "package, its configuration and every framework with its components.\n\n";
+
+static const char usage_outro[] =
+    "\n--mca <name> <value> sets an MCA variable for this run, as for any program.\n"
+    "See opal_info(1) for the parsable and JSON formats.\n";
+
+/* The sections a run prints, in this order. */
+typedef struct {
+    bool header, paths, config, components, pvars, failed, selected;
+    /* --param framework/component pairs. */
+    int num_params;
+} sections_t;
+
+/* Damerau-free edit distance, enough to catch a typo in a name. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t *row = malloc((lb + 1) * sizeof(*row));
+    if (NULL == row) {
+        return (size_t) -1;
+    }
+    for (size_t j = 0; j <= lb; ++j) {
+        row[j] = j;
+    }
+    for (size_t i = 1; i <= la; ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; ++j) {
+            size_t above = row[j];
+            size_t best = diagonal + (a[i - 1] != b[j - 1]);
+            best = above + 1 < best ? above + 1 : best;
+            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    size_t d = row[lb];
+    free(row);
+    return d;
+}
+
+/* The candidate closest to name within one edit per three characters, or
+ * NULL. */
+static const char *closest(const char *name, const char *const *candidates, size_t count)
+{
+    size_t limit = strlen(name) / 3 + 1, best = (size_t) -1;
+    const char *found = NULL;
+    for (size_t i = 0; i < count; ++i) {
+        size_t d = edit_distance(name, candidates[i]);
+        if (d <= limit && d < best) {
+            best = d;
+            found = candidates[i];
+        }
+    }
+    return found;
+}
+
+static void report_unknown(opal_info_t *info, const char *what, const char *name,
+                           const char *const *candidates, size_t count)
+{
+    const char *suggestion = closest(name, candidates, count);
+    char *known = NULL;
+    size_t known_len = 0;
+    FILE *list = open_memstream(&known, &known_len);
+    if (NULL != list) {
+        for (size_t i = 0; i < count; ++i) {
+            fprintf(list, "%s%s", 0 == i ? "" : ", ", candidates[i]);
+        }
+        fclose(list);
+    }
+    if (NULL != suggestion) {
+        opal_info_error(info, "--param: no %s '%s' (did you mean '%s'?); known: %s", what, name,
+                        suggestion, NULL != known ? known : "");
+    } else {
+        opal_info_error(info, "--param: no %s '%s'; known: %s", what, name,
+                        NULL != known ? known : "");
+    }
+    free(known);
+}
+
+/* Checks the framework of --param: a framework, "mca" or "all". */
+static bool check_param_framework(opal_info_t *info, const char *fw)
+{
+    if (0 == strcmp(fw, "all") || 0 == strcmp(fw, "mca") ||
+        NULL != opal_info_find_framework(info, fw)) {
+        return true;
+    }
+    const char *names[64] = {"all", "mca"};
+    size_t count = 2;
+    for (size_t i = 0; NULL != info->frameworks[i] && count < 64; ++i) {
+        names[count++] = info->frameworks[i]->framework_name;
+    }
+    report_unknown(info, "framework", fw, names, count);
+    return false;
+}
+
+/* Checks the component of --param against what the framework registered
+ * (so the framework is registered first). A component that declined or
+ * failed to load is refused with its reason. */
+static bool check_param_component(opal_info_t *info, const char *fw, const char *comp)
+{
+    if (0 == strcmp(comp, "all") || 0 == strcmp(comp, "base")) {
+        return true;
+    }
+    mca_base_framework_t *framework = opal_info_find_framework(info, fw);
+    if (NULL == framework) {
+        opal_info_error(info,
+                        "--param %s %s: with framework '%s' the component must be 'all' or "
+                        "'base'",
+                        fw, comp, fw);
+        return false;
+    }
+    if (OPAL_SUCCESS != opal_info_register_framework(info, framework)) {
+        return false;
+    }
+    const char *names[64] = {"all", "base"};
+    size_t count = 2;
+    mca_base_component_list_item_t *item;
+    OPAL_LIST_FOREACH (item, &framework->framework_components, mca_base_component_list_item_t) {
+        if (0 == strcmp(item->cli_component->mca_component_name, comp)) {
+            return true;
+        }
+        if (count < 64) {
+            names[count++] = item->cli_component->mca_component_name;
+        }
+    }
+    mca_base_component_failure_t *f;
+    OPAL_LIST_FOREACH (f, &framework->framework_failures, mca_base_component_failure_t) {
+        if (0 == strcmp(f->cf_component, comp)) {
+            opal_info_error(info, "--param %s %s: component %s is not available (%s: %s)", fw, comp,
+                            comp, mca_base_component_stage_name(f->cf_stage), f->cf_reason);
+            return false;
+        }
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "component of framework %s", fw);
+    report_unknown(info, what, comp, names, count);
+    return false;
+}
+
+/* Reads the options into info and sections; false after printing why
+ * they do not make sense together. */
+static bool read_options(opal_info_t *info, const opal_cmd_line_t *cmd, sections_t *sections)
+{
+    bool parsable =
+        opal_cmd_line_is_taken(cmd, "parsable") || opal_cmd_line_is_taken(cmd, "parseable");
+    bool json = opal_cmd_line_is_taken(cmd, "json");
+    if (parsable && json) {
+        opal_info_error(info, "--parsable and --json cannot be used together");
+        return false;
+    }
+    info->format = parsable ? OPAL_INFO_PARSABLE : json ? OPAL_INFO_JSON : OPAL_INFO_PRETTY;
+    bool all = opal_cmd_line_is_taken(cmd, "all");
+    int levels = opal_cmd_line_get_ninsts(cmd, "level");
+    if (levels > 0) {
+        const char *text = opal_cmd_line_get_param(cmd, "level", levels - 1, 0);
+        char *end = NULL;
+        long level = strtol(text, &end, 10);
+        if ('\0' == text[0] || '\0' != *end || level < 1 || level > 9) {
+            opal_info_error(info, "--level %s: the level is a number from 1 to 9", text);
+            return false;
+        }
+        info->level = (int) level;
+    }
+    if (all) {
+        info->level = OPAL_INFO_LVL_9;
+        info->show_internal = true;
+    }
+    sections->num_params = opal_cmd_line_get_ninsts(cmd, "param");
+    sections->paths = all || opal_cmd_line_is_taken(cmd, "path");
+    sections->config = all || opal_cmd_line_is_taken(cmd, "config");
+    sections->pvars = all || opal_cmd_line_is_taken(cmd, "pvars");
+    sections->failed = all || opal_cmd_line_is_taken(cmd, "show-failed");
+    sections->selected = opal_cmd_line_is_taken(cmd, "selected");
+    /* Asking for one thing shows that thing only. */
+    bool asked = sections->paths || sections->config || sections->pvars || sections->failed ||
+                 sections->selected || sections->num_params > 0;
+    sections->header = all || !asked;
+    sections->components = all || !asked;
+    return true;
+}
+
+/* Hands every --mca/--gmca pair to the variable system. */
+static int apply_mca_options(opal_info_t *info, const opal_cmd_line_t *cmd)
+{
+    opal_list_t params;
+    OBJ_CONSTRUCT(&params, opal_list_t);
+    int rc = opal_cmd_line_get_mca_params(cmd, &params);
+    size_t count = opal_list_get_size(&params);
+    char **keys = calloc(count + 1, sizeof(char *));
+    char **values = calloc(count + 1, sizeof(char *));
+    if (OPAL_SUCCESS == rc && (NULL == keys || NULL == values)) {
+        rc = OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (OPAL_SUCCESS == rc && count > 0) {
+        size_t i = 0;
+        opal_cmd_line_mca_param_t *p;
+        OPAL_LIST_FOREACH (p, &params, opal_cmd_line_mca_param_t) {
+            keys[i] = p->key;
+            values[i] = p->value;
+            ++i;
+        }
+        rc = mca_base_var_process_cmdline((int) count, keys, values);
+    }
+    if (OPAL_SUCCESS != rc) {
+        opal_info_error(info, "--mca: %s", opal_strerror(rc));
+    }
+    free(values);
+    free(keys);
+    OPAL_LIST_DESTRUCT(&params);
+    return rc;
+}
+
+static void show_param_option(opal_info_t *info, const char *fw, const char *comp)
+{
+    if (0 != strcmp(fw, "mca") && 0 != strcmp(comp, "base")) {
+        if (0 == strcmp(fw, "all")) {
+            opal_info_show_components(info, NULL, NULL);
+        } else {
+            opal_info_show_components(info, opal_info_find_framework(info, fw),
+                                      0 == strcmp(comp, "all") ? NULL : comp);
+        }
+    }
+    opal_info_show_params(info, fw, comp);
+}
+
+/* Registers what the sections need, then prints them in order. */
+static void run_sections(opal_info_t *info, const opal_cmd_line_t *cmd, const sections_t *s)
+{
+    bool every_framework = s->components || s->pvars || s->failed;
+    for (int i = 0; i < s->num_params; ++i) {
+        const char *fw = opal_cmd_line_get_param(cmd, "param", i, 0);
+        const char *comp = opal_cmd_line_get_param(cmd, "param", i, 1);
+        if (!check_param_framework(info, fw) || !check_param_component(info, fw, comp)) {
+            return;
+        }
+        every_framework = every_framework || 0 == strcmp(fw, "all");
+    }
+    for (size_t i = 0; every_framework && NULL != info->frameworks[i]; ++i) {
+        (void) opal_info_register_framework(info, info->frameworks[i]);
+    }
+    for (int i = 0; i < s->num_params; ++i) {
+        const char *fw = opal_cmd_line_get_param(cmd, "param", i, 0);
+        mca_base_framework_t *framework = opal_info_find_framework(info, fw);
+        if (NULL != framework) {
+            (void) opal_info_register_framework(info, framework);
+        }
+    }
+    /* Now that every variable this run can know of is registered, names
+     * given with --mca, in the environment or in files that match none
+     * are typos: say so (with the nearest name) before the output. */
+    (void) mca_base_var_check_unknown();
+
+    if (s->header) {
+        opal_info_show_header(info);
+    }
+    if (s->paths) {
+        opal_info_show_paths(info);
+    }
+    if (s->config) {
+        opal_info_show_config(info);
+    }
+    if (s->components) {
+        opal_info_show_components(info, NULL, NULL);
+    }
+    if (opal_cmd_line_is_taken(cmd, "all")) {
+        opal_info_show_params(info, "all", "all");
+    }
+    for (int i = 0; i < s->num_params; ++i) {
+        show_param_option(info, opal_cmd_line_get_param(cmd, "param", i, 0),
+                          opal_cmd_line_get_param(cmd, "param", i, 1));
+    }
+    if (s->pvars) {
+        opal_info_show_pvars(info);
+    }
+    if (s->failed) {
+        opal_info_show_failed(info);
+    }
+    if (s->selected) {
+        opal_info_show_selected(info);
+    }
+}
+
+static void print_usage(opal_info_t *info, const opal_cmd_line_t *cmd)
+{
+    size_t width = opal_info_terminal_width(STDOUT_FILENO);
+    char *usage = opal_cmd_line_get_usage_msg(cmd, 0 != width ? (int) width : 80);
+    if (NULL == usage) {
+        opal_info_error(info, "out of memory");
+        return;
+    }
+    fprintf(info->out, "%s%s%s", usage_intro, usage, usage_outro);
+    free(usage);
+}
+
+static opal_cmd_line_t *make_cmd_line(void)
+{
+    opal_cmd_line_t *cmd = OBJ_NEW(opal_cmd_line_t);
+    if (NULL != cmd && (OPAL_SUCCESS != opal_cmd_line_add(cmd, options) ||
+                        OPAL_SUCCESS != opal_cmd_line_add_mca_options(cmd))) {
+        OBJ_RELEASE(cmd);
+    }
+    return cmd;
+}
+
+/* Runs once the command line is parsed: everything that needs the MCA
+ * base. Returns with the base closed again. */
+static void run(opal_info_t *info, const opal_cmd_line_t *cmd, const sections_t *sections)
+{
+    int rc = mca_base_open();
+    if (OPAL_SUCCESS != rc) {
+        opal_info_error(info, "cannot open the MCA base: %s", opal_strerror(rc));
+        return;
+    }
+    /* Variables of a framework shown here are not typos even before it
+     * registers (opal's own are declared by mca_base_open). */
+    for (size_t i = 0; NULL != info->frameworks[i]; ++i) {
+        (void) mca_base_var_declare_prefix(info->frameworks[i]->framework_name);
+    }
+    if (OPAL_SUCCESS == apply_mca_options(info, cmd)) {
+        run_sections(info, cmd, sections);
+    }
+    opal_info_close_frameworks(info);
+    (void) mca_base_close();
+}
+
+int opal_info_main(int argc, char **argv, mca_base_framework_t *const *frameworks)
+{
+    static mca_base_framework_t *const no_frameworks[] = {NULL};
+    opal_info_t info = {
+        .out = stdout,
+        .format = OPAL_INFO_PRETTY,
+        .level = OPAL_INFO_LVL_1,
+        .frameworks = NULL != frameworks ? frameworks : no_frameworks,
+    };
+    sections_t sections = {.header = false};
+    opal_cmd_line_t *cmd = NULL;
+
+    int rc = opal_init_util(&argc, &argv);
+    if (OPAL_SUCCESS != rc) {
+        opal_info_error(&info, "cannot start: %s", opal_strerror(rc));
+        return EXIT_FAILURE;
+    }
+    size_t count = 0;
+    while (NULL != info.frameworks[count]) {
+        ++count;
+    }
+    info.registered = calloc(count + 1, sizeof(bool));
+    cmd = make_cmd_line();
+    if (NULL == info.registered || NULL == cmd) {
+        opal_info_error(&info, "out of memory");
+        goto out;
+    }
+    if (OPAL_SUCCESS != opal_cmd_line_parse(cmd, argc, argv, 0)) {
+        opal_info_error(&info, "%s\nRun 'opal_info --help' for the options.",
+                        opal_cmd_line_get_error(cmd));
+        goto out;
+    }
+    int positional = 0;
+    char **words = opal_cmd_line_get_positional(cmd, &positional);
+    if (positional > 0) {
+        opal_info_error(&info,
+                        "unexpected argument '%s' (options start with --)\nRun 'opal_info "
+                        "--help' for the options.",
+                        words[0]);
+        goto out;
+    }
+    if (opal_cmd_line_is_taken(cmd, "help")) {
+        print_usage(&info, cmd);
+        goto out;
+    }
+    if (!read_options(&info, cmd, &sections)) {
+        goto out;
+    }
+    if (OPAL_INFO_PRETTY != info.format) {
+        info.tree = opal_info_tree_new();
+        if (NULL == info.tree) {
+            opal_info_error(&info, "out of memory");
+            goto out;
+        }
+    } else {
+        info.width = opal_info_terminal_width(STDOUT_FILENO);
+    }
+    /* --version needs nothing else: no variable system, no plugin. */
+    if (opal_cmd_line_is_taken(cmd, "version")) {
+        opal_info_show_version(&info);
+    } else {
+        run(&info, cmd, &sections);
+    }
+    if (OPAL_INFO_PARSABLE == info.format) {
+        opal_info_tree_print_parsable(info.out, info.tree);
+    } else if (OPAL_INFO_JSON == info.format) {
+        opal_info_tree_print_json(info.out, info.tree);
+    }
+
+out:
+    fflush(info.out);
+    opal_info_tree_free(info.tree);
+    if (NULL != cmd) {
+        OBJ_RELEASE(cmd);
+    }
+    free(info.registered);
+    (void) opal_finalize_util();
+    return info.failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
