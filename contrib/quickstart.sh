@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds opal-mca in _build, and runs the main
-# job: today the configure summary and the examples; the launcher and tools
-# join as they land.
+# job: today the configure summary, the examples and opal_info; the
+# launcher joins as it lands.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -30,4 +30,11 @@ for ex in _build/examples/*; do
     echo "== $ex"
     "$ex"
 done
+
+# What the build holds, and what a program would select here (from the
+# build tree: the installed opal_info shows the installed plugins).
+echo "== opal_info"
+_build/opal/tools/opal_info/opal_info
+echo "== opal_info --selected"
+_build/opal/tools/opal_info/opal_info --selected
 echo "== done: build tree in _build; run contrib/check.sh for the tests"

@@ -439,9 +439,11 @@ int opal_info_main(int argc, char **argv, mca_base_framework_t *const *framework
     } else {
         run(&info, cmd, &sections);
     }
-    if (OPAL_INFO_PARSABLE == info.format) {
+    /* A run that failed before finding anything prints only the error. */
+    bool nothing = NULL == info.tree || (info.failed && NULL == info.tree->first_child);
+    if (!nothing && OPAL_INFO_PARSABLE == info.format) {
         opal_info_tree_print_parsable(info.out, info.tree);
-    } else if (OPAL_INFO_JSON == info.format) {
+    } else if (!nothing && OPAL_INFO_JSON == info.format) {
         opal_info_tree_print_json(info.out, info.tree);
     }
 
