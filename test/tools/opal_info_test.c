@@ -134,6 +134,7 @@ START_TEST(variables_above_the_level_are_hidden)
     oi_run_t run = oi_run("--param", "mcatest", "all", NULL);
     ck_assert_int_eq(run.status, 0);
     assert_lacks(run.out, "parameter \"");
+    assert_has(run.out, "MCA mcatest: no variables up to level 1 (--level 9 shows them all)");
     oi_run_free(&run);
     run = oi_run("--param", "mcatest", "all", "--level", "2", NULL);
     assert_has(run.out, "MCA mcatest: parameter \"mcatest\" (current value: \"\"");
@@ -193,6 +194,12 @@ START_TEST(internal_variables_show_with_all_only)
     run = oi_run_with(none, "--all", NULL);
     assert_has(run.out, "parameter \"mca_base_test_secret\" (current value: \"3\"");
     assert_has(run.out, ", internal)");
+    assert_has(run.out, "parameter \"mca_base_verbose\""); /* level 3 */
+    oi_run_free(&run);
+    /* --level still limits --all. */
+    run = oi_run_with(none, "--all", "--level", "1", NULL);
+    assert_has(run.out, "parameter \"mca_base_test_secret\"");
+    assert_lacks(run.out, "parameter \"mca_base_verbose\"");
     oi_run_free(&run);
     ck_assert_int_eq(mca_base_var_deregister(index), OPAL_SUCCESS);
     ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);

@@ -215,7 +215,8 @@ static bool read_options(opal_info_t *info, const opal_cmd_line_t *cmd, sections
         info->level = (int) level;
     }
     if (all) {
-        info->level = OPAL_INFO_LVL_9;
+        /* Everything, unless a level was asked for as well. */
+        info->level = levels > 0 ? info->level : OPAL_INFO_LVL_9;
         info->show_internal = true;
     }
     sections->num_params = opal_cmd_line_get_ninsts(cmd, "param");

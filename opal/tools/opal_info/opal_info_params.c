@@ -206,7 +206,7 @@ static bool visible(const opal_info_t *info, int level, uint32_t flags, uint32_t
 
 void opal_info_show_params(opal_info_t *info, const char *fw, const char *comp)
 {
-    int count = mca_base_var_get_count();
+    int count = mca_base_var_get_count(), shown = 0;
     for (int i = 0; i < count; ++i) {
         const mca_base_var_t *var = NULL;
         if (OPAL_SUCCESS != mca_base_var_get(i, &var) || !var->mbv_valid ||
@@ -219,6 +219,13 @@ void opal_info_show_params(opal_info_t *info, const char *fw, const char *comp)
             continue;
         }
         show_param(info, i, var);
+        ++shown;
+    }
+    if (0 == shown && PRETTY(info)) {
+        char label[160];
+        pretty_label(label, sizeof(label), fw, 0 == strcmp(comp, "all") ? NULL : comp);
+        opal_info_prettyf(info, label, "no variables up to level %d%s", info->level,
+                          info->level < OPAL_INFO_LVL_9 ? " (--level 9 shows them all)" : "");
     }
 }
 
