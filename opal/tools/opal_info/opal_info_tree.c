@@ -100,7 +100,7 @@ int opal_info_tree_put(opal_info_node_t *root, opal_info_kind_t kind, const char
 
 static void put_path(opal_info_t *info, opal_info_kind_t kind, const char *value, va_list ap)
 {
-    const char *path[MAX_DEPTH];
+    const char *path[MAX_DEPTH] = {NULL};
     size_t depth = 0;
     for (const char *key = va_arg(ap, const char *); NULL != key; key = va_arg(ap, const char *)) {
         if (depth == MAX_DEPTH) {
