@@ -129,9 +129,11 @@ void opal_info_error(opal_info_t *info, const char *format, ...) OPAL_PRINTF_LIK
  * replaces the value. Does nothing in pretty mode. An error (out of
  * memory) is printed and marks the run failed. */
 void opal_info_put(opal_info_t *info, const char *value, ...) OPAL_INFO_SENTINEL;
-/* The same for a number and a boolean (JSON numbers and true/false). */
+/* The same for a number and a boolean (JSON numbers and true/false). The
+ * boolean is an int: the parameter before "..." must not be a type that
+ * is promoted (C11 7.16.1.4). */
 void opal_info_put_int(opal_info_t *info, long value, ...) OPAL_INFO_SENTINEL;
-void opal_info_put_bool(opal_info_t *info, bool value, ...) OPAL_INFO_SENTINEL;
+void opal_info_put_bool(opal_info_t *info, int value, ...) OPAL_INFO_SENTINEL;
 
 /* The tree itself. put returns OPAL_SUCCESS, OPAL_ERR_OUT_OF_RESOURCE, or
  * OPAL_ERR_BAD_PARAM when the path would give a leaf children (or an inner

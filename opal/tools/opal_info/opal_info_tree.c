@@ -140,7 +140,7 @@ void opal_info_put_int(opal_info_t *info, long value, ...)
     va_end(ap);
 }
 
-void opal_info_put_bool(opal_info_t *info, bool value, ...)
+void opal_info_put_bool(opal_info_t *info, int value, ...)
 {
     if (NULL == info->tree) {
         return;
