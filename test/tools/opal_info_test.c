@@ -505,7 +505,7 @@ START_TEST(param_with_an_unknown_component_suggests_the_nearest)
     oi_reset();
     oi_run_t run = oi_run("--param", "mcatest", "godo", NULL);
     ck_assert_int_eq(run.status, 1);
-    assert_has(run.err, "no component of framework mcatest 'godo' (did you mean 'good'?)");
+    assert_has(run.err, "framework mcatest has no component 'godo' (did you mean 'good'?)");
     oi_run_free(&run);
 }
 END_TEST

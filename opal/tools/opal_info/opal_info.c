@@ -47,6 +47,10 @@ static const opal_cmd_line_option_t options[] = {
     {NULL, '\0', 0, NULL, NULL},
 };
 
+/* How many names an unknown-name message offers; more than any framework
+ * has components, or the build has frameworks. */
+#define MAX_KNOWN_NAMES 64
+
 static const char usage_intro[] =
     "Usage: opal_info [options]\n"
     "Shows what this build of opal-mca holds and how it is set up. With no option: the\n"
@@ -63,7 +67,7 @@ typedef struct {
     int num_params;
 } sections_t;
 
-/* Damerau-free edit distance, enough to catch a typo in a name. */
+/* Levenshtein distance: enough to catch a typo in a name. */
 static size_t edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -121,10 +125,10 @@ static void report_unknown(opal_info_t *info, const char *what, const char *name
         fclose(list);
     }
     if (NULL != suggestion) {
-        opal_info_error(info, "--param: no %s '%s' (did you mean '%s'?); known: %s", what, name,
+        opal_info_error(info, "--param: %s '%s' (did you mean '%s'?); known: %s", what, name,
                         suggestion, NULL != known ? known : "");
     } else {
-        opal_info_error(info, "--param: no %s '%s'; known: %s", what, name,
+        opal_info_error(info, "--param: %s '%s'; known: %s", what, name,
                         NULL != known ? known : "");
     }
     free(known);
@@ -137,12 +141,12 @@ static bool check_param_framework(opal_info_t *info, const char *fw)
         NULL != opal_info_find_framework(info, fw)) {
         return true;
     }
-    const char *names[64] = {"all", "mca"};
+    const char *names[MAX_KNOWN_NAMES] = {"all", "mca"};
     size_t count = 2;
-    for (size_t i = 0; NULL != info->frameworks[i] && count < 64; ++i) {
+    for (size_t i = 0; NULL != info->frameworks[i] && count < MAX_KNOWN_NAMES; ++i) {
         names[count++] = info->frameworks[i]->framework_name;
     }
-    report_unknown(info, "framework", fw, names, count);
+    report_unknown(info, "no framework", fw, names, count);
     return false;
 }
 
@@ -165,14 +169,14 @@ static bool check_param_component(opal_info_t *info, const char *fw, const char 
     if (OPAL_SUCCESS != opal_info_register_framework(info, framework)) {
         return false;
     }
-    const char *names[64] = {"all", "base"};
+    const char *names[MAX_KNOWN_NAMES] = {"all", "base"};
     size_t count = 2;
     mca_base_component_list_item_t *item;
     OPAL_LIST_FOREACH (item, &framework->framework_components, mca_base_component_list_item_t) {
         if (0 == strcmp(item->cli_component->mca_component_name, comp)) {
             return true;
         }
-        if (count < 64) {
+        if (count < MAX_KNOWN_NAMES) {
             names[count++] = item->cli_component->mca_component_name;
         }
     }
@@ -185,7 +189,7 @@ static bool check_param_component(opal_info_t *info, const char *fw, const char 
         }
     }
     char what[128];
-    snprintf(what, sizeof(what), "component of framework %s", fw);
+    snprintf(what, sizeof(what), "framework %s has no component", fw);
     report_unknown(info, what, comp, names, count);
     return false;
 }
