@@ -14,6 +14,7 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_error.h"
+#include "test/mca/mcatest/base/base.h"
 #include "test/support/opal_test.h"
 #include "test/tools/opal_info_test_support.h"
 
@@ -329,6 +330,29 @@ START_TEST(selected_follows_the_selection_variable)
 }
 END_TEST
 
+START_TEST(selected_in_a_multi_select_framework_keeps_every_module)
+{
+    oi_reset();
+    test_mcatest_base_framework.framework_flags |= MCA_BASE_FRAMEWORK_FLAG_MULTI_SELECT;
+    oi_run_t run = oi_run("--selected", NULL);
+    ck_assert_int_eq(run.status, 0);
+    /* Highest priority first. */
+    const char *good = strstr(run.out, "MCA mcatest: selected good (priority 50)\n");
+    const char *other = strstr(run.out, "MCA mcatest: selected other (priority 30)\n");
+    const char *alltypes = strstr(run.out, "MCA mcatest: selected alltypes (priority 10)\n");
+    ck_assert_msg(NULL != good && NULL != other && NULL != alltypes, "%s", run.out);
+    ck_assert(good < other);
+    ck_assert(other < alltypes);
+    assert_has(run.out, "not selected: openfail (open): ");
+    assert_lacks(run.out, "not selected: other");
+    oi_run_free(&run);
+    run = oi_run("--selected", "--parsable", NULL);
+    assert_has(run.out, "framework:mcatest:select:multi\n");
+    assert_has(run.out, "framework:mcatest:selected:good,other,alltypes\n");
+    oi_run_free(&run);
+}
+END_TEST
+
 START_TEST(selected_with_a_bad_selection_fails_and_says_why)
 {
     oi_reset();
@@ -597,6 +621,7 @@ static Suite *opal_info_suite(void)
     OPAL_TEST_ADD(s, show_failed_says_none_when_everything_loads);
     OPAL_TEST_ADD(s, selected_shows_the_winner_and_why_the_others_lost);
     OPAL_TEST_ADD(s, selected_follows_the_selection_variable);
+    OPAL_TEST_ADD(s, selected_in_a_multi_select_framework_keeps_every_module);
     OPAL_TEST_ADD(s, selected_with_a_bad_selection_fails_and_says_why);
     OPAL_TEST_ADD(s, pvars_lists_registered_performance_variables);
     OPAL_TEST_ADD(s, path_lists_install_directories_and_component_path);

@@ -2,6 +2,7 @@
 
 #include <check.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ mca_base_framework_t *const oi_mcatest_only[] = {&test_mcatest_base_framework, N
 
 static const mca_base_component_t *const no_components[] = {NULL};
 static const mca_base_component_t *const *saved_static = NULL;
+static uint32_t saved_flags;
 
 void oi_set(const char *name, const char *value)
 {
@@ -40,8 +42,10 @@ void oi_reset(void)
 {
     if (NULL == saved_static) {
         saved_static = test_mcatest_base_framework.framework_static_components;
+        saved_flags = test_mcatest_base_framework.framework_flags;
     }
     test_mcatest_base_framework.framework_static_components = saved_static;
+    test_mcatest_base_framework.framework_flags = saved_flags;
     /* Unsetting changes environ: collect the names first. */
     char *names[256];
     int count = 0;

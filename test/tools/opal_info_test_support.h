@@ -21,7 +21,7 @@ typedef struct {
 
 /* Starts a test from a clean slate: no OPAL_MCA_* variable set, no
  * parameter file, no plugin directory, mcatest with its built-in
- * components. */
+ * components and its own flags (a test may change them). */
 void oi_reset(void);
 
 /* Sets OPAL_MCA_<name> to value (NULL unsets it). */
