@@ -27,8 +27,8 @@ static const opal_cmd_line_option_t options[] = {
      "Show variables up to this info level (default 1): 1-3 for users, 4-6 for tuners, 7-9 for "
      "developers"},
     {"all", 'a', 0, NULL,
-     "Show everything: paths, configuration, components, every variable at level 9 (internal "
-     "ones too), performance variables and load failures"},
+     "Show everything: paths, configuration, components, every variable at level 9 (or "
+     "--level; internal ones too), performance variables and load failures"},
     {"parsable", '\0', 0, NULL, "Print colon-separated lines for scripts (see opal_info(1))"},
     {"parseable", '\0', 0, NULL, "Same as --parsable"},
     {"json", '\0', 0, NULL, "Print the same facts as --parsable as one JSON document"},
@@ -53,12 +53,10 @@ static const opal_cmd_line_option_t options[] = {
 
 static const char usage_intro[] =
     "Usage: opal_info [options]\n"
-    "Shows what this build of opal-mca holds and how it is set up. With no option: the\n"
-    "package, its configuration and every framework with its components.\n\n";
+    "Shows what this build of opal-mca holds and how it is set up. With no option:\n"
+    "the package, its configuration and every framework with its components.\n\n";
 
-static const char usage_outro[] =
-    "\n--mca <name> <value> sets an MCA variable for this run, as for any program.\n"
-    "See opal_info(1) for the parsable and JSON formats.\n";
+static const char usage_outro[] = "\nSee opal_info(1) for the parsable and JSON formats.\n";
 
 /* The sections a run prints, in this order. */
 typedef struct {
