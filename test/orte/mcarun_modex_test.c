@@ -52,8 +52,28 @@ static void modex_matrix(const char *mode)
         snprintf(nps, sizeof(nps), "%d", np);
         /* A different seed every run: keys, sizes and bytes vary. */
         snprintf(seed, sizeof(seed), "%ld", (long) getpid() * 131 + np);
+        /* Under valgrind the ranks run under it too, so that the client
+         * library's memory is checked as well as mcarun's. */
+        const char *args[20] = {"-np", nps, "--oversubscribe", "--timeout", "50"};
+        int n = 5;
+        if (opal_test_under_valgrind()) {
+            static const char *const vg[] = {"valgrind",
+                                             "--quiet",
+                                             "--error-exitcode=97",
+                                             "--leak-check=full",
+                                             "--errors-for-leak-kinds=definite,indirect",
+                                             "--show-leak-kinds=definite,indirect",
+                                             NULL};
+            for (int i = 0; NULL != vg[i]; ++i) {
+                args[n++] = vg[i];
+            }
+        }
+        args[n++] = modex_prog;
+        args[n++] = mode;
+        args[n++] = seed;
+        args[n] = NULL;
         orte_test_run_t run;
-        RUN(&run, "-np", nps, "--oversubscribe", "--timeout", "50", modex_prog, mode, seed);
+        orte_test_mcarun(&run, NULL, args);
         EXPECT(&run, 0 == run.status);
         for (int r = 0; r < np; ++r) {
             snprintf(ok, sizeof(ok), "rank %d ok: ", r);

@@ -19,7 +19,7 @@
 #include "orte/util/orte_session_dir.h"
 #include "test/support/opal_test.h"
 
-static char tmp[PATH_MAX];
+static char tmp[64];
 static char base[ORTE_SESSION_DIR_MAX];
 
 static void setup(void)
@@ -32,7 +32,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[PATH_MAX + 16];
+    char cmd[3 * sizeof(tmp)];
     snprintf(cmd, sizeof(cmd), "chmod -R u+rwx %s; rm -rf %s", tmp, tmp);
     ck_assert_int_eq(0, system(cmd));
     unsetenv("TMPDIR");

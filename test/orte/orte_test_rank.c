@@ -72,6 +72,13 @@ static orte_launcher_job_info_t connect_or_die(void)
     return info;
 }
 
+/* Dies of SIGSEGV, whatever handler a sanitizer installed. */
+static void crash(void)
+{
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+}
+
 static volatile sig_atomic_t caught;
 static void on_term(int sig)
 {
@@ -135,7 +142,7 @@ static int mode_trap(unsigned long rank, int ignore)
     return 0;
 }
 
-static int mode_session(unsigned long rank, int crash)
+static int mode_session(unsigned long rank, int crash_too)
 {
     orte_launcher_job_info_t info = connect_or_die();
     char path[4200];
@@ -169,8 +176,8 @@ static int mode_session(unsigned long rank, int crash)
     close(fd);
     printf("session %s\nshm /dev/shm%s\n", info.session_dir, shm);
     fflush(stdout);
-    if (crash && 0 == rank) {
-        raise(SIGSEGV);
+    if (crash_too && 0 == rank) {
+        crash();
     }
     orte_launcher_client_fence(0);
     return OPAL_SUCCESS == orte_launcher_client_finalize() ? 0 : 7;
@@ -220,7 +227,7 @@ int main(int argc, char **argv)
         if ((long) rank == arg) {
             /* Let the others start sleeping first. */
             usleep(100000);
-            raise(SIGSEGV);
+            crash();
         }
         sleep(600);
     } else if (0 == strcmp(mode, "sleep")) {

@@ -19,7 +19,7 @@
 
 const char *orte_test_build_path(const char *rel)
 {
-    static char path[PATH_MAX];
+    static char path[2 * PATH_MAX];
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n <= 0) {

@@ -45,6 +45,12 @@ static int load_topology(void)
     hwloc_topology_set_all_types_filter(bind.topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_type_filter(bind.topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
     hwloc_topology_set_type_filter(bind.topo, HWLOC_OBJ_PACKAGE, HWLOC_TYPE_FILTER_KEEP_ALL);
+#if HWLOC_API_VERSION >= 0x00020100
+    /* The OS says which cores and packages there are; CPUID probing adds
+     * only what mcarun filters out, costs time, and cannot work under
+     * valgrind (where it complains on stderr). */
+    hwloc_topology_set_components(bind.topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+#endif
     if (0 != hwloc_topology_load(bind.topo)) {
         opal_output(0, "mcarun: hwloc cannot read this machine's topology");
         hwloc_topology_destroy(bind.topo);
