@@ -38,7 +38,21 @@ static int load_topology(void)
     if (bind.loaded) {
         return OPAL_SUCCESS;
     }
-    if (0 != hwloc_topology_init(&bind.topo)) {
+    /* hwloc dlopens its plugins (XML, PCI, OpenCL, GL: half of mcarun's
+     * start-up time) when the first topology is made; cores and packages
+     * need none of them. The variable is put back at once, before any
+     * rank could inherit it. */
+    char *plugins = getenv("HWLOC_PLUGINS_PATH");
+    plugins = NULL != plugins ? strdup(plugins) : NULL;
+    setenv("HWLOC_PLUGINS_PATH", "", 1);
+    int rc = hwloc_topology_init(&bind.topo);
+    if (NULL != plugins) {
+        setenv("HWLOC_PLUGINS_PATH", plugins, 1);
+        free(plugins);
+    } else {
+        unsetenv("HWLOC_PLUGINS_PATH");
+    }
+    if (0 != rc) {
         opal_output(0, "mcarun: hwloc cannot initialise a topology");
         return OPAL_ERROR;
     }

@@ -318,7 +318,10 @@ static void dispatch(mcarun_conn_t *c, const orte_wire_msg_t *msg, uint8_t **pay
             rc = mcarun_modex_commit(r);
             break;
         case ORTE_WIRE_FENCE:
-            rc = mcarun_modex_fence(r, 0 != msg->collect);
+            rc = mcarun_modex_commit(r);
+            if (OPAL_SUCCESS == rc) {
+                rc = mcarun_modex_fence(r, 0 != msg->collect);
+            }
             break;
         case ORTE_WIRE_GET:
             rc = mcarun_modex_get(r, msg);
