@@ -15,7 +15,7 @@
 #include "opal/util/opal_error.h"
 #include "orte/util/orte_launcher_client.h"
 #include "orte/util/orte_launcher_env.h"
-#include "test/orte/orte_test_support.h"
+#include "test/orte/mcarun_test_support.h"
 #include "test/support/opal_test.h"
 
 static char modex_prog[PATH_MAX];
@@ -25,13 +25,13 @@ static char rank_prog[PATH_MAX];
 #define RUN(run, ...)                                                                              \
     do {                                                                                           \
         const char *const args_[] = {__VA_ARGS__, NULL};                                           \
-        orte_test_mcarun((run), NULL, args_);                                                      \
+        mcarun_test_mcarun((run), NULL, args_);                                                    \
     } while (0)
 
 #define EXPECT(run, cond)                                                                          \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            orte_test_dump(run);                                                                   \
+            mcarun_test_dump(run);                                                                 \
             ck_abort_msg("expected: %s", #cond);                                                   \
         }                                                                                          \
     } while (0)
@@ -72,15 +72,15 @@ static void modex_matrix(const char *mode)
         args[n++] = mode;
         args[n++] = seed;
         args[n] = NULL;
-        orte_test_run_t run;
-        orte_test_mcarun(&run, NULL, args);
+        mcarun_run_t run;
+        mcarun_test_mcarun(&run, NULL, args);
         EXPECT(&run, 0 == run.status);
         for (int r = 0; r < np; ++r) {
             snprintf(ok, sizeof(ok), "rank %d ok: ", r);
             EXPECT(&run, has(run.out, ok));
         }
         EXPECT(&run, !has(run.out, "FAILED"));
-        orte_test_run_free(&run);
+        mcarun_test_run_free(&run);
     }
 }
 
@@ -104,29 +104,29 @@ END_TEST
 
 START_TEST(get_timeout_names_the_peer_and_the_key)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, "-np", "2", "--timeout", "50", modex_prog, "timeout", "1");
     EXPECT(&run, 0 == run.status);
     EXPECT(&run, has(run.out, "rank 0 ok") && has(run.out, "rank 1 ok"));
     EXPECT(&run, has(run.err, "get of key 'never-put' from rank 1 timed out"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(fence_fails_when_a_rank_finalizes_without_it)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, "-np", "2", "--timeout", "50", rank_prog, "fence-fail");
     EXPECT(&run, 3 == run.status);
     EXPECT(&run, has(run.out, "rank 0 fence: OPAL_ERR_PEER_FAILED"));
     EXPECT(&run, has(run.err, "rank 1 (pid ") && has(run.err, "before entering the fence"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(rank_disconnecting_before_a_fence_stops_the_job)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, "-np", "3", "--oversubscribe", "--timeout", "50", rank_prog, "disconnect", "1");
     EXPECT(&run, 1 == run.status);
     const char *line = strstr(run.out, "rank 1 pid ");
@@ -137,7 +137,7 @@ START_TEST(rank_disconnecting_before_a_fence_stops_the_job)
              "orte_finalize\n",
              strtol(line + strlen("rank 1 pid "), NULL, 10));
     EXPECT(&run, has(run.err, want));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
@@ -148,7 +148,7 @@ START_TEST(garbage_from_strangers_is_refused_and_the_job_goes_on)
                                         "unknown-type",  "wrong-direction",   "not-hello-first",
                                         "wrong-jobid",   "rank-out-of-range", "rank-taken",
                                         "trailing-bytes"};
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, "-np", "2", "--timeout", "50", garbage_prog, "strangers");
     EXPECT(&run, 0 == run.status);
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); ++i) {
@@ -159,25 +159,25 @@ START_TEST(garbage_from_strangers_is_refused_and_the_job_goes_on)
     EXPECT(&run, has(run.out, "rank 0 fence: OPAL_SUCCESS"));
     EXPECT(&run, has(run.out, "rank 1 fence: OPAL_SUCCESS"));
     /* One line per refused connection, and the stalled one at its end. */
-    EXPECT(&run, 14 == orte_test_count(run.err, "mcarun: refused a connection to the launcher"));
+    EXPECT(&run, 14 == mcarun_test_count(run.err, "mcarun: refused a connection to the launcher"));
     EXPECT(&run, has(run.err, "bad magic") && has(run.err, "launcher protocol version 99"));
     EXPECT(&run, has(run.err, "unknown message type 99"));
     EXPECT(&run, has(run.err, "HELLO message of 4294967280 bytes"));
     EXPECT(&run, has(run.err, "rank 0 is already connected"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 /* A rank that sends kind of garbage after its HELLO ends the job. */
 static void rank_garbage(const char *kind, const char *why)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, "-np", "2", "--timeout", "50", garbage_prog, "rank", kind);
     EXPECT(&run, 1 == run.status);
     EXPECT(&run, has(run.err, "mcarun: rank 0 (pid ") &&
                      has(run.err, ") sent a bad message on the launcher socket: "));
     EXPECT(&run, has(run.err, why));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 
 START_TEST(garbage_from_a_rank_ends_the_job_with_a_message)
@@ -215,10 +215,11 @@ END_TEST
 int main(void)
 {
     snprintf(modex_prog, sizeof(modex_prog), "%s",
-             orte_test_build_path("test/orte/orte_modex_rank"));
+             mcarun_test_build_path("test/orte/orte_modex_rank"));
     snprintf(garbage_prog, sizeof(garbage_prog), "%s",
-             orte_test_build_path("test/orte/orte_garbage_rank"));
-    snprintf(rank_prog, sizeof(rank_prog), "%s", orte_test_build_path("test/orte/orte_test_rank"));
+             mcarun_test_build_path("test/orte/orte_garbage_rank"));
+    snprintf(rank_prog, sizeof(rank_prog), "%s",
+             mcarun_test_build_path("test/orte/orte_test_rank"));
     Suite *s = suite_create("mcarun_modex");
     OPAL_TEST_ADD(s, fence_with_collect_delivers_every_pair_np_2_to_8);
     OPAL_TEST_ADD(s, fence_without_collect_then_get_np_2_to_8);

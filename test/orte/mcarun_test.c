@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test/orte/orte_test_support.h"
+#include "test/orte/mcarun_test_support.h"
 #include "test/support/opal_test.h"
 
 static char rank_prog[PATH_MAX];
@@ -26,14 +26,14 @@ static char rank_prog[PATH_MAX];
 #define RUN(run, input, ...)                                                                       \
     do {                                                                                           \
         const char *const args_[] = {__VA_ARGS__, NULL};                                           \
-        orte_test_mcarun((run), (input), args_);                                                   \
+        mcarun_test_mcarun((run), (input), args_);                                                 \
     } while (0)
 
 /* Asserts, printing mcarun's output first when it fails. */
 #define EXPECT(run, cond)                                                                          \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            orte_test_dump(run);                                                                   \
+            mcarun_test_dump(run);                                                                 \
             ck_abort_msg("expected: %s", #cond);                                                   \
         }                                                                                          \
     } while (0)
@@ -51,36 +51,36 @@ START_TEST(launch_matrix_np_1_to_8)
         }
         char nps[8], line[64];
         snprintf(nps, sizeof(nps), "%d", np);
-        orte_test_run_t run;
+        mcarun_run_t run;
         RUN(&run, NULL, "-np", nps, "--oversubscribe", rank_prog, "ident");
         EXPECT(&run, 0 == run.status);
         for (int r = 0; r < np; ++r) {
             snprintf(line, sizeof(line), "rank %d of %d pid ", r, np);
-            EXPECT(&run, 1 == orte_test_count(run.out, line));
+            EXPECT(&run, 1 == mcarun_test_count(run.out, line));
         }
-        EXPECT(&run, np == orte_test_count(run.out, "\n"));
-        orte_test_run_free(&run);
+        EXPECT(&run, np == mcarun_test_count(run.out, "\n"));
+        mcarun_test_run_free(&run);
     }
 }
 END_TEST
 
 START_TEST(programs_that_never_connect_just_run)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "hostname");
     char host[256];
     gethostname(host, sizeof(host));
     strcat(host, "\n");
     EXPECT(&run, 0 == run.status);
-    EXPECT(&run, 2 == orte_test_count(run.out, host));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, host));
     EXPECT(&run, 0 == run.err_len);
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(ranks_get_the_launcher_environment)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", rank_prog, "env", "OPAL_ORTE_RANK", "OPAL_ORTE_SIZE",
         "OPAL_ORTE_LOCAL_RANK", "OPAL_ORTE_LOCAL_SIZE", "OPAL_ORTE_NODE_ID", "OPAL_ORTE_JOBID",
         "OPAL_ORTE_SESSION_DIR", "OPAL_ORTE_SOCKET", "OPAL_ORTE_SHM_PREFIX", "OPAL_ORTE_BIND_TO");
@@ -88,30 +88,30 @@ START_TEST(ranks_get_the_launcher_environment)
     EXPECT(&run, has(run.out, "OPAL_ORTE_RANK=0\n") && has(run.out, "OPAL_ORTE_RANK=1\n"));
     EXPECT(&run, has(run.out, "OPAL_ORTE_LOCAL_RANK=0\n"));
     EXPECT(&run, has(run.out, "OPAL_ORTE_LOCAL_RANK=1\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "OPAL_ORTE_SIZE=2\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "OPAL_ORTE_LOCAL_SIZE=2\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "OPAL_ORTE_NODE_ID=0\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "OPAL_ORTE_BIND_TO=none\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "OPAL_ORTE_SIZE=2\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "OPAL_ORTE_LOCAL_SIZE=2\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "OPAL_ORTE_NODE_ID=0\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "OPAL_ORTE_BIND_TO=none\n"));
     /* One job: the same jobid, session directory and socket for both. */
     const char *jobid = strstr(run.out, "OPAL_ORTE_JOBID=");
     EXPECT(&run, NULL != jobid);
     char line[64];
     snprintf(line, sizeof(line), "%.*s", (int) strcspn(jobid, "\n") + 1, jobid);
-    EXPECT(&run, 2 == orte_test_count(run.out, line));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, line));
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "OPAL_ORTE_SESSION_DIR=%s/opal-mca.%lu/%s\n",
              NULL != getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (unsigned long) geteuid(),
              line + strlen("OPAL_ORTE_JOBID="));
     dir[strlen(dir) - 1] = '\0';
-    EXPECT(&run, 2 == orte_test_count(run.out, dir));
-    EXPECT(&run, 2 == orte_test_count(run.out, "/launcher.sock\n"));
-    orte_test_run_free(&run);
+    EXPECT(&run, 2 == mcarun_test_count(run.out, dir));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "/launcher.sock\n"));
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(session_directory_and_socket_are_private)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "1", "sh", "-c",
         "stat -c '%a %u %F' \"$OPAL_ORTE_SESSION_DIR\" \"$OPAL_ORTE_SOCKET\"");
     EXPECT(&run, 0 == run.status);
@@ -119,7 +119,7 @@ START_TEST(session_directory_and_socket_are_private)
     snprintf(want, sizeof(want), "700 %lu directory\n600 %lu socket\n", (unsigned long) geteuid(),
              (unsigned long) geteuid());
     EXPECT(&run, 0 == strcmp(run.out, want));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
@@ -127,71 +127,71 @@ START_TEST(x_sets_or_copies_variables)
 {
     setenv("ORTE_TEST_COPIED", "from mcarun", 1);
     unsetenv("ORTE_TEST_UNSET");
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "-x", "ORTE_TEST_SET=a b=c", "-x", "ORTE_TEST_COPIED", "-x",
         "ORTE_TEST_UNSET", "-x", "ORTE_TEST_TWICE=1", "-x", "ORTE_TEST_TWICE=2", rank_prog, "env",
         "ORTE_TEST_SET", "ORTE_TEST_COPIED", "ORTE_TEST_UNSET", "ORTE_TEST_TWICE");
     EXPECT(&run, 0 == run.status);
-    EXPECT(&run, 2 == orte_test_count(run.out, "ORTE_TEST_SET=a b=c\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "ORTE_TEST_COPIED=from mcarun\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "ORTE_TEST_UNSET unset\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "ORTE_TEST_TWICE=2\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "ORTE_TEST_SET=a b=c\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "ORTE_TEST_COPIED=from mcarun\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "ORTE_TEST_UNSET unset\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "ORTE_TEST_TWICE=2\n"));
     EXPECT(&run, has(run.err, "-x ORTE_TEST_UNSET: ORTE_TEST_UNSET is not set"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "1", "-x", "=oops", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "not an environment variable name"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(mca_parameters_reach_the_ranks_environment)
 {
     setenv("OPAL_MCA_orte_test_inherited", "old", 1);
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "--mca", "btl", "self,sm", "--mca", "orte_test_inherited", "new",
         "-mca", "btl_sm_eager_limit", "4096", rank_prog, "env", "OPAL_MCA_btl",
         "OPAL_MCA_orte_test_inherited", "OPAL_MCA_btl_sm_eager_limit");
     unsetenv("OPAL_MCA_orte_test_inherited");
     EXPECT(&run, 0 == run.status);
-    EXPECT(&run, 2 == orte_test_count(run.out, "OPAL_MCA_btl=self,sm\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "OPAL_MCA_orte_test_inherited=new\n"));
-    EXPECT(&run, 2 == orte_test_count(run.out, "OPAL_MCA_btl_sm_eager_limit=4096\n"));
-    orte_test_run_free(&run);
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "OPAL_MCA_btl=self,sm\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "OPAL_MCA_orte_test_inherited=new\n"));
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "OPAL_MCA_btl_sm_eager_limit=4096\n"));
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "1", "--mca", "bad-name", "1", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "--mca bad-name: not an MCA variable name"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(program_arguments_pass_unchanged)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "1", rank_prog, "args", "two words", "-np", "--mca", "", "-x");
     EXPECT(&run, 0 == run.status);
     EXPECT(&run, 0 == strcmp(run.out, "arg[0]=<two words>\narg[1]=<-np>\narg[2]=<--mca>\n"
                                       "arg[3]=<>\narg[4]=<-x>\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(wdir_sets_the_working_directory)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "--wdir", "/", rank_prog, "cwd");
-    EXPECT(&run, 0 == run.status && 2 == orte_test_count(run.out, "cwd /\n"));
-    orte_test_run_free(&run);
+    EXPECT(&run, 0 == run.status && 2 == mcarun_test_count(run.out, "cwd /\n"));
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "1", "--wdir", "/nonexistent/dir", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "--wdir /nonexistent/dir: No such file"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 /* Every line of text is "rank R line I" + 8 copies of 'a' + R, after an
  * optional "[R]<stdout>: " tag; each rank's lines come in order. */
-static void check_lines(orte_test_run_t *run, int np, long lines, bool tagged)
+static void check_lines(mcarun_run_t *run, int np, long lines, bool tagged)
 {
     long next[16] = {0};
     char *save = NULL;
@@ -221,11 +221,11 @@ START_TEST(output_lines_never_interleave)
     long lines = (long) opal_test_iterations(3000);
     char count[32];
     snprintf(count, sizeof(count), "%ld", lines);
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "4", "--oversubscribe", rank_prog, "lines", count);
     EXPECT(&run, 0 == run.status);
     check_lines(&run, 4, lines, false);
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
@@ -234,23 +234,23 @@ START_TEST(tag_output_prefixes_every_line)
     long lines = (long) opal_test_iterations(1000);
     char count[32];
     snprintf(count, sizeof(count), "%ld", lines);
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "3", "--oversubscribe", "--tag-output", rank_prog, "lines", count);
     EXPECT(&run, 0 == run.status);
     check_lines(&run, 3, lines, true);
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "2", "--tag-output", "sh", "-c", "echo out; echo err >&2");
     EXPECT(&run, 0 == run.status);
     EXPECT(&run, has(run.out, "[0]<stdout>: out\n") && has(run.out, "[1]<stdout>: out\n"));
     EXPECT(&run, has(run.err, "[0]<stderr>: err\n") && has(run.err, "[1]<stderr>: err\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(long_lines_are_cut_into_whole_pieces)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "3", "--oversubscribe", rank_prog, "longline", "200000");
     EXPECT(&run, 0 == run.status);
     long total[3] = {0};
@@ -266,25 +266,25 @@ START_TEST(long_lines_are_cut_into_whole_pieces)
     for (int r = 0; r < 3; ++r) {
         EXPECT(&run, 200000 == total[r]);
     }
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(last_line_without_newline_gets_one)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "printf", "abc");
     EXPECT(&run, 0 == run.status && 0 == strcmp(run.out, "abc\nabc\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(one_rank_output_passes_unchanged)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "1", "printf", "abc\\000def");
     EXPECT(&run, 0 == run.status && 7 == run.out_len && 0 == memcmp(run.out, "abc\0def", 7));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
@@ -293,7 +293,7 @@ START_TEST(closed_stdout_ends_the_ranks_with_sigpipe)
     /* Like "yes | head -1": the ranks meet the broken pipe themselves. */
     char cmd[2 * PATH_MAX];
     snprintf(cmd, sizeof(cmd), "'%s' -np 2 --tag-output '%s' lines 100000000 2>/dev/null",
-             orte_test_build_path("orte/tools/mcarun/mcarun"), rank_prog);
+             mcarun_test_build_path("orte/tools/mcarun/mcarun"), rank_prog);
     FILE *f = popen(cmd, "r");
     ck_assert_ptr_nonnull(f);
     char line[256];
@@ -311,7 +311,7 @@ START_TEST(output_filename_writes_a_file_per_rank_and_stream)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char target[PATH_MAX];
     snprintf(target, sizeof(target), "%s/out/sub", dir);
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "--output-filename", target, "sh", "-c",
         "echo out $OPAL_ORTE_RANK; echo err $OPAL_ORTE_RANK >&2");
     EXPECT(&run, 0 == run.status && 0 == run.out_len);
@@ -327,7 +327,7 @@ START_TEST(output_filename_writes_a_file_per_rank_and_stream)
             EXPECT(&run, 0 == strcmp(got, want));
         }
     }
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     ck_assert_int_eq(0, system(cmd));
@@ -336,17 +336,17 @@ END_TEST
 
 START_TEST(stdin_goes_to_rank_0_only)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, "one\ntwo\n", "-np", "3", "--oversubscribe", rank_prog, "stdin");
     EXPECT(&run, 0 == run.status);
     EXPECT(&run, has(run.out, "rank 0: one\n") && has(run.out, "rank 0: two\n"));
-    EXPECT(&run, 1 == orte_test_count(run.out, ": one\n"));
+    EXPECT(&run, 1 == mcarun_test_count(run.out, ": one\n"));
     for (int r = 0; r < 3; ++r) {
         char line[32];
         snprintf(line, sizeof(line), "rank %d: eof\n", r);
         EXPECT(&run, has(run.out, line));
     }
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
@@ -354,39 +354,39 @@ START_TEST(stdin_from_a_terminal_is_forwarded)
 {
     int master, slave;
     ck_assert_int_eq(0, openpty(&master, &slave, NULL, NULL, NULL));
-    orte_test_run_t run;
+    mcarun_run_t run;
     const char *const args[] = {"-np", "2", rank_prog, "stdin", NULL};
-    orte_test_start_fd(&run, slave, true, args);
+    mcarun_test_start_fd(&run, slave, true, args);
     close(slave);
     /* A line, then end-of-file (^D at the start of a line). */
     ck_assert_int_eq(6, (int) write(master, "hello\n", 6));
     ck_assert_int_eq(1, (int) write(master, "\004", 1));
-    orte_test_finish(&run);
+    mcarun_test_finish(&run);
     close(master);
     EXPECT(&run, 0 == run.status);
     EXPECT(&run, has(run.out, "rank 0: hello\n") && has(run.out, "rank 0: eof\n"));
-    EXPECT(&run, has(run.out, "rank 1: eof\n") && 1 == orte_test_count(run.out, "hello"));
-    orte_test_run_free(&run);
+    EXPECT(&run, has(run.out, "rank 1: eof\n") && 1 == mcarun_test_count(run.out, "hello"));
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(exit_status_is_the_failing_ranks)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", rank_prog, "exit", "7", "1");
     EXPECT(&run, 7 == run.status);
     EXPECT(&run, has(run.err, "mcarun: rank 1 (pid ") && has(run.err, ") exited with status 7\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "2", rank_prog, "exit", "0", "1");
     EXPECT(&run, 0 == run.status && 0 == run.err_len);
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(crashing_rank_is_named_and_stops_the_job)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     /* The others sleep for 600 s: only stopping them ends the job in time. */
     RUN(&run, NULL, "-np", "4", "--oversubscribe", rank_prog, "crash", "2");
     EXPECT(&run, 128 + SIGSEGV == run.status);
@@ -397,100 +397,100 @@ START_TEST(crashing_rank_is_named_and_stops_the_job)
     snprintf(want, sizeof(want), "mcarun: rank 2 (pid %ld) exited on signal %d (%s)\n", pid,
              SIGSEGV, strsignal(SIGSEGV));
     EXPECT(&run, 0 == strcmp(run.err, want));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(exit_without_finalize_fails_the_job)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", rank_prog, "connect-exit");
     EXPECT(&run, 1 == run.status);
     EXPECT(&run, has(run.err, ") exited without calling orte_finalize\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(abort_stops_the_job_with_its_status)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "3", "--oversubscribe", rank_prog, "abort", "5");
     EXPECT(&run, 5 == run.status);
     EXPECT(&run, has(run.err, "mcarun: rank 0 (pid ") &&
                      has(run.err, ") called abort with status 5: the test asked for it\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(missing_program_is_reported)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "/nonexistent/program");
     EXPECT(&run, 127 == run.status);
     EXPECT(&run, has(run.err, "could not start /nonexistent/program: No such file or directory"));
-    EXPECT(&run, 1 == orte_test_count(run.err, "mcarun:"));
-    orte_test_run_free(&run);
+    EXPECT(&run, 1 == mcarun_test_count(run.err, "mcarun:"));
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(timeout_stops_the_job)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "--timeout", "0.5", rank_prog, "sleep", "600");
     EXPECT(&run, 124 == run.status);
     EXPECT(&run, has(run.err, "did not finish within --timeout 0.5 s; stopping its 2 running"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "1", "--timeout", "0", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "--timeout 0: expected a number of seconds"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(sigterm_is_forwarded_to_the_ranks)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     const char *const args[] = {"-np", "2", rank_prog, "trap", "0", NULL};
-    orte_test_start(&run, NULL, args);
-    EXPECT(&run, orte_test_wait_for(&run, " ready\n", 2));
+    mcarun_test_start(&run, NULL, args);
+    EXPECT(&run, mcarun_test_wait_for(&run, " ready\n", 2));
     kill(run.pid, SIGTERM);
-    orte_test_finish(&run);
+    mcarun_test_finish(&run);
     EXPECT(&run, 0 == run.status);
     EXPECT(&run, has(run.out, "rank 0 caught SIGTERM\n") && has(run.out, "rank 1 caught SIGTERM"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(second_sigint_kills_the_job)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     const char *const args[] = {"-np", "2", rank_prog, "trap", "1", NULL};
-    orte_test_start(&run, NULL, args);
-    EXPECT(&run, orte_test_wait_for(&run, " ready\n", 2));
+    mcarun_test_start(&run, NULL, args);
+    EXPECT(&run, mcarun_test_wait_for(&run, " ready\n", 2));
     kill(run.pid, SIGTERM);
-    EXPECT(&run, orte_test_wait_for(&run, " ignored SIGTERM\n", 2));
+    EXPECT(&run, mcarun_test_wait_for(&run, " ignored SIGTERM\n", 2));
     kill(run.pid, SIGINT);
-    orte_test_finish(&run);
+    mcarun_test_finish(&run);
     EXPECT(&run, 128 + SIGKILL == run.status);
     EXPECT(&run, has(run.err, "again: killing the job"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(more_ranks_than_cores_needs_oversubscribe)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "4096", "true");
     EXPECT(&run, 2 == run.status);
     EXPECT(&run, has(run.err, "4096 ranks were asked for, but this machine has "));
     EXPECT(&run, has(run.err, "add --oversubscribe"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(binding_is_applied_and_reported)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "--oversubscribe", "--bind-to", "core", "--report-bindings",
         rank_prog, "affinity");
 #if OPAL_HAVE_HWLOC
@@ -502,22 +502,22 @@ START_TEST(binding_is_applied_and_reported)
     EXPECT(&run, NULL != cpus);
     long n = strtol(cpus + strlen("rank 0 cpus "), NULL, 10);
     EXPECT(&run, 1 <= n && (n < online || 1 == online));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "1", "--bind-to", "package", "--report-bindings", rank_prog, "affinity");
     EXPECT(&run, 0 == run.status && has(run.err, ") bound to package 0 (cpus "));
 #else
     EXPECT(&run, 2 == run.status && has(run.err, "needs hwloc"));
 #endif
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "1", "--report-bindings", "true");
     EXPECT(&run, 0 == run.status && has(run.err, ") is not bound\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 
     RUN(&run, NULL, "-np", "1", "--bind-to", "socket", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "expected none, core or package"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
@@ -531,7 +531,7 @@ static void check_session_cleanup(bool crash)
     close(fd);
     char x[PATH_MAX + 32];
     snprintf(x, sizeof(x), "ORTE_TEST_LINK_TARGET=%s", target);
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "-np", "2", "-x", x, rank_prog, "session", crash ? "1" : "0");
     EXPECT(&run, (crash ? 128 + SIGSEGV : 0) == run.status);
     const char *session = strstr(run.out, "session ");
@@ -545,7 +545,7 @@ static void check_session_cleanup(bool crash)
     EXPECT(&run, 0 != stat(path, &st) && ENOENT == errno);
     EXPECT(&run, 0 == stat(target, &st));
     unlink(target);
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 
 START_TEST(session_directory_is_removed_after_a_normal_end)
@@ -562,34 +562,35 @@ END_TEST
 
 START_TEST(bad_command_lines_are_refused)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "--np", "2", "--bogus", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "--bogus"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
     RUN(&run, NULL, "-np", "0", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "-np 0: expected a number of ranks"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
     RUN(&run, NULL, "-np", "2");
     EXPECT(&run, 2 == run.status && has(run.err, "no program to run"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 START_TEST(version_and_help_print_and_exit_0)
 {
-    orte_test_run_t run;
+    mcarun_run_t run;
     RUN(&run, NULL, "--version");
     EXPECT(&run, 0 == run.status && 0 == strcmp(run.out, "mcarun (opal-mca) " OPAL_VERSION "\n"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
     RUN(&run, NULL, "--help");
     EXPECT(&run, 0 == run.status && has(run.out, "--oversubscribe") && has(run.out, "--mca"));
-    orte_test_run_free(&run);
+    mcarun_test_run_free(&run);
 }
 END_TEST
 
 int main(void)
 {
-    snprintf(rank_prog, sizeof(rank_prog), "%s", orte_test_build_path("test/orte/orte_test_rank"));
+    snprintf(rank_prog, sizeof(rank_prog), "%s",
+             mcarun_test_build_path("test/orte/orte_test_rank"));
     Suite *s = suite_create("mcarun");
     OPAL_TEST_ADD(s, launch_matrix_np_1_to_8);
     OPAL_TEST_ADD(s, programs_that_never_connect_just_run);

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "opal/util/opal_argv.h"
-#include "test/orte/orte_test_support.h"
+#include "test/orte/mcarun_test_support.h"
 #include "test/support/opal_test.h"
 
-const char *orte_test_build_path(const char *rel)
+const char *mcarun_test_build_path(const char *rel)
 {
     static char path[2 * PATH_MAX];
     char exe[PATH_MAX];
@@ -45,7 +45,7 @@ static double now_s(void)
     return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-static void start(orte_test_run_t *run, const char *stdin_data, int stdin_fd, bool new_session,
+static void start(mcarun_run_t *run, const char *stdin_data, int stdin_fd, bool new_session,
                   const char *const *args)
 {
     memset(run, 0, sizeof(*run));
@@ -59,7 +59,7 @@ static void start(orte_test_run_t *run, const char *stdin_data, int stdin_fd, bo
                                          "--errors-for-leak-kinds=definite,indirect",
                                          "--show-leak-kinds=definite,indirect",
                                          NULL};
-        opal_argv_append_nosize(&argv, orte_test_build_path("libtool"));
+        opal_argv_append_nosize(&argv, mcarun_test_build_path("libtool"));
         for (int i = 0; NULL != vg[i]; ++i) {
             opal_argv_append_nosize(&argv, vg[i]);
         }
@@ -68,7 +68,7 @@ static void start(orte_test_run_t *run, const char *stdin_data, int stdin_fd, bo
                  opal_test_srcdir());
         opal_argv_append_nosize(&argv, supp);
     }
-    opal_argv_append_nosize(&argv, orte_test_build_path("orte/tools/mcarun/mcarun"));
+    opal_argv_append_nosize(&argv, mcarun_test_build_path("orte/tools/mcarun/mcarun"));
     for (int i = 0; NULL != args[i]; ++i) {
         opal_argv_append_nosize(&argv, args[i]);
     }
@@ -114,13 +114,13 @@ static void start(orte_test_run_t *run, const char *stdin_data, int stdin_fd, bo
     run->err_fd = err[0];
 }
 
-void orte_test_start(orte_test_run_t *run, const char *stdin_data, const char *const *args)
+void mcarun_test_start(mcarun_run_t *run, const char *stdin_data, const char *const *args)
 {
     start(run, stdin_data, -1, false, args);
 }
 
-void orte_test_start_fd(orte_test_run_t *run, int stdin_fd, bool new_session,
-                        const char *const *args)
+void mcarun_test_start_fd(mcarun_run_t *run, int stdin_fd, bool new_session,
+                          const char *const *args)
 {
     start(run, NULL, stdin_fd, new_session, args);
 }
@@ -135,7 +135,7 @@ static void append(char **buf, size_t *len, const char *data, size_t n)
 }
 
 /* Reads what is ready within timeout_ms; false once both pipes ended. */
-static bool pump(orte_test_run_t *run, int timeout_ms)
+static bool pump(mcarun_run_t *run, int timeout_ms)
 {
     struct pollfd p[2] = {{.fd = run->out_fd, .events = POLLIN},
                           {.fd = run->err_fd, .events = POLLIN}};
@@ -165,10 +165,10 @@ static bool pump(orte_test_run_t *run, int timeout_ms)
     return true;
 }
 
-bool orte_test_wait_for(orte_test_run_t *run, const char *needle, int count)
+bool mcarun_test_wait_for(mcarun_run_t *run, const char *needle, int count)
 {
-    double end = now_s() + ORTE_TEST_RUN_LIMIT_S;
-    while (NULL == run->out || orte_test_count(run->out, needle) < count) {
+    double end = now_s() + MCARUN_TEST_RUN_LIMIT_S;
+    while (NULL == run->out || mcarun_test_count(run->out, needle) < count) {
         if (now_s() > end || !pump(run, 100)) {
             return false;
         }
@@ -176,15 +176,15 @@ bool orte_test_wait_for(orte_test_run_t *run, const char *needle, int count)
     return true;
 }
 
-void orte_test_finish(orte_test_run_t *run)
+void mcarun_test_finish(mcarun_run_t *run)
 {
-    double end = now_s() + ORTE_TEST_RUN_LIMIT_S;
+    double end = now_s() + MCARUN_TEST_RUN_LIMIT_S;
     bool stopped = false;
     while (pump(run, 100)) {
         if (!stopped && now_s() > end) {
             /* mcarun forwards SIGTERM; the group catches whatever it left. */
-            fprintf(stderr, "orte_test: mcarun ran over %d s: stopping it\n",
-                    ORTE_TEST_RUN_LIMIT_S);
+            fprintf(stderr, "mcarun_test: mcarun ran over %d s: stopping it\n",
+                    MCARUN_TEST_RUN_LIMIT_S);
             kill(run->pid, SIGTERM);
             sleep(5);
             kill(-run->pid, SIGKILL);
@@ -201,23 +201,23 @@ void orte_test_finish(orte_test_run_t *run)
     if (NULL == run->err) {
         append(&run->err, &run->err_len, "", 0);
     }
-    ck_assert_msg(!stopped, "mcarun did not finish within %d s", ORTE_TEST_RUN_LIMIT_S);
+    ck_assert_msg(!stopped, "mcarun did not finish within %d s", MCARUN_TEST_RUN_LIMIT_S);
 }
 
-void orte_test_mcarun(orte_test_run_t *run, const char *stdin_data, const char *const *args)
+void mcarun_test_mcarun(mcarun_run_t *run, const char *stdin_data, const char *const *args)
 {
-    orte_test_start(run, stdin_data, args);
-    orte_test_finish(run);
+    mcarun_test_start(run, stdin_data, args);
+    mcarun_test_finish(run);
 }
 
-void orte_test_run_free(orte_test_run_t *run)
+void mcarun_test_run_free(mcarun_run_t *run)
 {
     free(run->out);
     free(run->err);
     run->out = run->err = NULL;
 }
 
-int orte_test_count(const char *text, const char *needle)
+int mcarun_test_count(const char *text, const char *needle)
 {
     int n = 0;
     size_t len = strlen(needle);
@@ -227,7 +227,7 @@ int orte_test_count(const char *text, const char *needle)
     return n;
 }
 
-void orte_test_dump(const orte_test_run_t *run)
+void mcarun_test_dump(const mcarun_run_t *run)
 {
     fprintf(stderr, "--- mcarun exited %d\n--- stdout:\n%s\n--- stderr:\n%s\n---\n", run->status,
             NULL != run->out ? run->out : "", NULL != run->err ? run->err : "");
