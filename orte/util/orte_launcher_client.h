@@ -4,8 +4,9 @@
  *
  * mcarun serves one Unix socket per job in the job's session directory
  * (mode 0600, peers checked with SO_PEERCRED). A rank finds it through the
- * environment mcarun sets (OPAL_MCA_ORTE_* variables, see orte_launcher_env.h
- * once written; the client reads them itself), connects once in
+ * environment mcarun sets (the OPAL_ORTE_* variables of orte_launcher_env.h:
+ * not OPAL_MCA_*, which the MCA variable system would report as unknown
+ * names; the client reads them itself), connects once in
  * orte_launcher_client_connect(), and keeps the connection until
  * orte_launcher_client_finalize(). A rank that exits while connected
  * without finalize is reported by mcarun as having exited without
@@ -54,11 +55,15 @@ typedef struct orte_launcher_job_info_t {
 OPAL_DECLSPEC int orte_launcher_client_detected(void);
 
 /* Connects to mcarun and fills info. OPAL_ERR_NOT_FOUND when not started by
- * mcarun; OPAL_ERR_UNREACH when the socket cannot be reached. */
+ * mcarun; OPAL_ERR_UNREACH when the socket cannot be reached; OPAL_ERR_EXISTS
+ * when already connected; the error mcarun gave when it refused the rank
+ * (e.g. another process already connected as this rank). The functions
+ * below return OPAL_ERR_NOT_INITIALIZED when not connected. */
 OPAL_DECLSPEC int orte_launcher_client_connect(orte_launcher_job_info_t *info);
 
 /* Stages one pair for the next commit/fence; the value is copied. Values up
- * to ORTE_LAUNCHER_MAX_VALUE bytes. */
+ * to ORTE_LAUNCHER_MAX_VALUE bytes, keys of 1 to 255 bytes. This rank's own
+ * gets see the pair at once; other ranks after the commit. */
 #define ORTE_LAUNCHER_MAX_VALUE (16u * 1024u * 1024u)
 OPAL_DECLSPEC int orte_launcher_client_put(const char *key, const void *value, size_t size,
                                            orte_modex_scope_t scope);
@@ -72,19 +77,25 @@ OPAL_DECLSPEC int orte_launcher_client_commit(void);
  * OPAL_ERR_PEER_FAILED. */
 OPAL_DECLSPEC int orte_launcher_client_fence(int collect);
 
-/* Gets peer's value for key: *value is malloc'd (caller frees). Waits up to
- * timeout_ns (negative: forever) for the peer to commit it; then
- * OPAL_ERR_TIMEOUT with a message naming the peer and the key.
- * OPAL_ERR_NOT_FOUND when the peer has finalized or exited without it. */
+/* Gets peer's value for key: *value is malloc'd (caller frees; never NULL on
+ * success, even for an empty value). Waits up to timeout_ns (negative:
+ * forever) for the peer to commit it; then OPAL_ERR_TIMEOUT with a message
+ * naming the peer and the key. OPAL_ERR_NOT_FOUND when the peer has
+ * finalized or exited without it, when its scope hides it from this rank,
+ * or (for this rank's own keys) when it was never put. */
 OPAL_DECLSPEC int orte_launcher_client_get(uint32_t peer, const char *key, void **value,
                                            size_t *size, int64_t timeout_ns);
 
-/* Tells mcarun to stop the job: status becomes mcarun's exit status and
- * message is printed with this rank's name. Does not return on success
- * (mcarun kills the job); returns an error if it could not be sent. */
+/* Tells mcarun to stop the job: status becomes mcarun's exit status (its low
+ * 8 bits; 1 when those are 0) and message is printed with this rank's
+ * name. Does not return on success: mcarun stops the job and closes the
+ * connection, and the process then _exits with that status. Returns an
+ * error if it could not be sent. */
 OPAL_DECLSPEC int orte_launcher_client_abort(int status, const char *message);
 
-/* Says goodbye (the rank called orte_finalize) and closes the socket. */
+/* Says goodbye (the rank called orte_finalize), waits for mcarun to record
+ * it, and closes the socket. Staged pairs that were not committed are
+ * dropped. */
 OPAL_DECLSPEC int orte_launcher_client_finalize(void);
 
 #endif /* ORTE_UTIL_ORTE_LAUNCHER_CLIENT_H */
