@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "opal/runtime/opal_init.h"
@@ -147,6 +149,45 @@ static void stranger(const char *kind, uint32_t jobid, uint32_t size)
     close(fd);
 }
 
+/* As root: a process of another user reaches the socket (through a hard
+ * link outside the private session directory, the socket made writable
+ * for everyone) and must be refused by its uid. */
+static void foreign_uid(void)
+{
+    if (0 != geteuid()) {
+        printf("foreign-uid: skipped (not root)\n");
+        return;
+    }
+    const char *sock = getenv(ORTE_LAUNCHER_ENV_SOCKET);
+    const char *tmp = getenv("TMPDIR");
+    char link_path[256];
+    snprintf(link_path, sizeof(link_path), "%s/mcarun-foreign-%ld.sock",
+             NULL != tmp && '\0' != tmp[0] ? tmp : "/tmp", (long) getpid());
+    if (0 != link(sock, link_path) || 0 != chmod(sock, 0666)) {
+        perror("foreign-uid: link");
+        return;
+    }
+    pid_t pid = fork();
+    if (0 == pid) {
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", link_path);
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (0 != setgid(65534) || 0 != setuid(65534) ||
+            0 != connect(fd, (struct sockaddr *) &addr, sizeof(addr))) {
+            _exit(3);
+        }
+        uint8_t buf[ORTE_WIRE_MAX_HEAD];
+        send_bytes(fd, buf,
+                   hello(buf, (uint32_t) strtoul(getenv(ORTE_LAUNCHER_ENV_JOBID), NULL, 10), 0));
+        _exit(refused(fd) ? 0 : 4);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    chmod(sock, 0600);
+    unlink(link_path);
+    printf("foreign-uid: %s\n", WIFEXITED(status) && 0 == WEXITSTATUS(status) ? "refused" : "HUNG");
+}
+
 static int strangers(void)
 {
     orte_launcher_job_info_t info;
@@ -170,6 +211,7 @@ static int strangers(void)
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); ++i) {
             stranger(kinds[i], info.jobid, info.size);
         }
+        foreign_uid();
     }
     rc = orte_launcher_client_fence(1);
     printf("rank %u fence: %s\n", (unsigned) info.rank, opal_strerror_name(rc));
