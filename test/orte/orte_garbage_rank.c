@@ -160,17 +160,17 @@ static void foreign_uid(void)
     }
     const char *sock = getenv(ORTE_LAUNCHER_ENV_SOCKET);
     const char *tmp = getenv("TMPDIR");
-    char link_path[256];
-    snprintf(link_path, sizeof(link_path), "%s/mcarun-foreign-%ld.sock",
-             NULL != tmp && '\0' != tmp[0] ? tmp : "/tmp", (long) getpid());
-    if (0 != link(sock, link_path) || 0 != chmod(sock, 0666)) {
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    char *link_path = addr.sun_path;
+    int n = snprintf(link_path, sizeof(addr.sun_path), "%s/mcarun-foreign-%ld.sock",
+                     NULL != tmp && '\0' != tmp[0] ? tmp : "/tmp", (long) getpid());
+    if (n < 0 || (size_t) n >= sizeof(addr.sun_path) || 0 != link(sock, link_path) ||
+        0 != chmod(sock, 0666)) {
         perror("foreign-uid: link");
         return;
     }
     pid_t pid = fork();
     if (0 == pid) {
-        struct sockaddr_un addr = {.sun_family = AF_UNIX};
-        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", link_path);
         int fd = socket(AF_UNIX, SOCK_STREAM, 0);
         if (0 != setgid(65534) || 0 != setuid(65534) ||
             0 != connect(fd, (struct sockaddr *) &addr, sizeof(addr))) {

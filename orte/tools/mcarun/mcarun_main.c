@@ -236,6 +236,15 @@ static int check_resources(void)
 {
     mcarun_options_t *o = &mcarun_job.opts;
     int cores = 0;
+#if !OPAL_HAVE_HWLOC
+    if (MCARUN_BIND_NONE != o->bind_to) {
+        fprintf(stderr,
+                "mcarun: --bind-to %s needs hwloc, and this build of opal-mca has none "
+                "(configure did not find libhwloc-dev); use --bind-to none\n",
+                MCARUN_BIND_CORE == o->bind_to ? "core" : "package");
+        return MCARUN_EXIT_USAGE;
+    }
+#endif
     if ((0 == o->np || !o->oversubscribe) && OPAL_SUCCESS != mcarun_bind_num_cores(&cores)) {
         return MCARUN_EXIT_FAILURE;
     }
