@@ -73,8 +73,7 @@ static uint64_t mix(uint64_t *state)
 }
 
 /* The value rank publishes under key number index (malloc'd). */
-static unsigned char *make_value(const options_t *opt, uint32_t rank, uint32_t index,
-                                 size_t *size)
+static unsigned char *make_value(const options_t *opt, uint32_t rank, uint32_t index, size_t *size)
 {
     uint64_t state = opt->seed ^ ((uint64_t) rank << 32) ^ index;
     size_t n = 0 == index ? opt->max_size : 1 == index ? 0 : mix(&state) % (opt->max_size + 1);
@@ -124,8 +123,8 @@ static uint64_t verify(const options_t *opt, uint32_t size, uint32_t first, uint
             size_t expected_size;
             unsigned char *expected = make_value(opt, peer, i, &expected_size);
             if (got != expected_size || (0 != got && 0 != memcmp(value, expected, got))) {
-                fail("%s of rank %" PRIu32 " is %zu bytes that differ from the %zu published",
-                     key, peer, got, expected_size);
+                fail("%s of rank %" PRIu32 " is %zu bytes that differ from the %zu published", key,
+                     peer, got, expected_size);
             }
             bytes += got;
             free(expected);
@@ -310,12 +309,11 @@ int main(int argc, char **argv)
     }
 
     char job[256];
-    snprintf(job, sizeof(job), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32,
-             my_rank, size, orte_process_info.local_rank, orte_process_info.local_size,
+    snprintf(job, sizeof(job), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32, my_rank,
+             size, orte_process_info.local_rank, orte_process_info.local_size,
              orte_process_info.node_id);
     check_rc(opal_modex_send("test.job", job, strlen(job), OPAL_MODEX_SCOPE_GLOBAL), "test.job");
-    check_rc(opal_modex_send("test.local", job, strlen(job), OPAL_MODEX_SCOPE_LOCAL),
-             "test.local");
+    check_rc(opal_modex_send("test.local", job, strlen(job), OPAL_MODEX_SCOPE_LOCAL), "test.local");
     uint32_t half = opt.keys / 2;
     publish(&opt, 0, half);
     check_rc(opal_fence(true), "fence collecting data");
