@@ -5,7 +5,9 @@
 # library. Not found is fine unless the user asked for it; either way the
 # summary says what was found, or why not, and what it enables. Defines
 # OPAL_HAVE_<NAME> (0/1), the automake conditional of the same name, and
-# substitutes <NAME>_CFLAGS, <NAME>_LIBS and <NAME>_VERSION.
+# substitutes <NAME>_CFLAGS, <NAME>_LIBS and <NAME>_VERSION. The answer
+# stays in the shell variable opal_have_<name> (yes/no) for later checks
+# (a component's configure.m4).
 AC_DEFUN([OPAL_CHECK_PKG], [
     m4_pushdef([NAME], m4_toupper([$1]))
     AC_ARG_WITH([$1],
@@ -61,6 +63,7 @@ AC_DEFUN([OPAL_CHECK_PKG], [
         AC_DEFINE([OPAL_HAVE_]NAME, [0], [Define to 1 if $2 is usable])
         OPAL_SUMMARY_ADD([$2], [no], [$opal_pkg_why; not built: $6])
     ])
+    opal_have_$1=$opal_pkg_have
     AM_CONDITIONAL([OPAL_HAVE_]NAME, [test $opal_pkg_have = yes])
     AC_SUBST(NAME[_CFLAGS])
     AC_SUBST(NAME[_LIBS])

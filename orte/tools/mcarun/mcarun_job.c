@@ -1,0 +1,132 @@
+/*
+ * The job's fate: the first failure decides mcarun's exit status and
+ * message, and starts stopping the job; what happens to the other ranks
+ * after that is its consequence and is not reported.
+ */
+#include "opal/opal_config.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "opal/util/opal_timer.h"
+#include "orte/tools/mcarun/mcarun.h"
+
+mcarun_job_t mcarun_job;
+
+const char *mcarun_rank_name(const mcarun_rank_t *r, char *buf, size_t size)
+{
+    snprintf(buf, size, "rank %lu (pid %ld)", (unsigned long) r->rank, (long) r->pid);
+    return buf;
+}
+
+void mcarun_job_fail(int status, const char *format, ...)
+{
+    if (mcarun_job.failed) {
+        return;
+    }
+    mcarun_job.failed = true;
+    mcarun_job.exit_status = status;
+    char text[1024];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(text, sizeof(text), format, ap);
+    va_end(ap);
+    /* One write, so that the message is one line among the ranks'. */
+    char line[1100];
+    int n = snprintf(line, sizeof(line), "mcarun: %s\n", text);
+    if (0 < n) {
+        fwrite(line, 1, (size_t) n < sizeof(line) ? (size_t) n : sizeof(line) - 1, stderr);
+        fflush(stderr);
+    }
+    mcarun_job_stop();
+}
+
+void mcarun_job_stop(void)
+{
+    if (mcarun_job.stopping) {
+        return;
+    }
+    mcarun_job.stopping = true;
+    if (0 < mcarun_job.running) {
+        mcarun_signal_ranks(SIGTERM);
+        mcarun_job.kill_deadline = opal_timer_ns() + MCARUN_KILL_GRACE_NS;
+    }
+}
+
+void mcarun_job_rank_exited(mcarun_rank_t *r)
+{
+    char name[64];
+    int st = r->wait_status;
+    mcarun_rank_name(r, name, sizeof(name));
+    if (0 != r->exec_errno) {
+        mcarun_job_fail(WIFEXITED(st) ? WEXITSTATUS(st) : MCARUN_EXIT_FAILURE,
+                        "%s could not start %s: %s", name, mcarun_job.opts.argv[0],
+                        strerror(r->exec_errno));
+    } else if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        mcarun_job_fail(128 + sig, "%s exited on signal %d (%s)", name, sig, strsignal(sig));
+    } else if (WIFEXITED(st) && 0 != WEXITSTATUS(st)) {
+        mcarun_job_fail(WEXITSTATUS(st), "%s exited with status %d", name, WEXITSTATUS(st));
+    } else if (r->connected || r->disconnected) {
+        mcarun_job_fail(MCARUN_EXIT_FAILURE, "%s exited without calling orte_finalize", name);
+    }
+    r->connected = false;
+    r->disconnected = false;
+    mcarun_modex_rank_gone(r, "exited");
+}
+
+void mcarun_job_rank_disconnected(mcarun_rank_t *r)
+{
+    r->connected = false;
+    r->disconnected = true;
+    r->disconnect_deadline = opal_timer_ns() + MCARUN_DISCONNECT_GRACE_NS;
+}
+
+uint64_t mcarun_job_next_deadline(void)
+{
+    uint64_t next = mcarun_modex_next_deadline();
+    if (0 != mcarun_job.kill_deadline && mcarun_job.kill_deadline < next) {
+        next = mcarun_job.kill_deadline;
+    }
+    if (!mcarun_job.stopping && 0 != mcarun_job.timeout_deadline &&
+        mcarun_job.timeout_deadline < next) {
+        next = mcarun_job.timeout_deadline;
+    }
+    for (uint32_t i = 0; i < mcarun_job.size; ++i) {
+        const mcarun_rank_t *r = &mcarun_job.ranks[i];
+        if (r->disconnected && MCARUN_RANK_RUNNING == r->state && r->disconnect_deadline < next) {
+            next = r->disconnect_deadline;
+        }
+    }
+    return next;
+}
+
+void mcarun_job_tick(uint64_t now)
+{
+    if (0 != mcarun_job.kill_deadline && now >= mcarun_job.kill_deadline) {
+        mcarun_job.kill_deadline = 0;
+        mcarun_signal_ranks(SIGKILL);
+    }
+    if (!mcarun_job.stopping && 0 != mcarun_job.timeout_deadline &&
+        now >= mcarun_job.timeout_deadline) {
+        mcarun_job_fail(MCARUN_EXIT_TIMEOUT,
+                        "the job did not finish within --timeout %g s; stopping its %lu "
+                        "running rank(s)",
+                        mcarun_job.opts.timeout_s, (unsigned long) mcarun_job.running);
+    }
+    for (uint32_t i = 0; i < mcarun_job.size; ++i) {
+        mcarun_rank_t *r = &mcarun_job.ranks[i];
+        if (r->disconnected && MCARUN_RANK_RUNNING == r->state && now >= r->disconnect_deadline) {
+            char name[64];
+            r->disconnected = false;
+            mcarun_job_fail(MCARUN_EXIT_FAILURE,
+                            "%s closed its connection to mcarun without calling orte_finalize",
+                            mcarun_rank_name(r, name, sizeof(name)));
+            mcarun_modex_rank_gone(r, "disconnected");
+        }
+    }
+    mcarun_modex_tick(now);
+}
