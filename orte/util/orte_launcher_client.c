@@ -360,11 +360,9 @@ int orte_launcher_client_put(const char *key, const void *value, size_t size,
     return OPAL_SUCCESS;
 }
 
-int orte_launcher_client_commit(void)
+/* Sends the staged pairs, then end (COMMIT, or FENCE which commits too). */
+static int send_staged(const orte_wire_msg_t *end)
 {
-    if (client.fd < 0) {
-        return OPAL_ERR_NOT_INITIALIZED;
-    }
     int rc = OPAL_SUCCESS;
     for (size_t i = 0; i < client.num_staged && OPAL_SUCCESS == rc; ++i) {
         const cached_t *c = cache_find(client.info.rank, client.staged[i]);
@@ -377,7 +375,7 @@ int orte_launcher_client_commit(void)
         rc = send_msg(&msg);
     }
     if (OPAL_SUCCESS == rc) {
-        rc = send_msg(&(orte_wire_msg_t){.type = ORTE_WIRE_COMMIT});
+        rc = send_msg(end);
     }
     for (size_t i = 0; i < client.num_staged; ++i) {
         free(client.staged[i]);
@@ -386,13 +384,20 @@ int orte_launcher_client_commit(void)
     return rc;
 }
 
+int orte_launcher_client_commit(void)
+{
+    if (client.fd < 0) {
+        return OPAL_ERR_NOT_INITIALIZED;
+    }
+    return send_staged(&(orte_wire_msg_t){.type = ORTE_WIRE_COMMIT});
+}
+
 int orte_launcher_client_fence(int collect)
 {
-    int rc = orte_launcher_client_commit();
-    if (OPAL_SUCCESS != rc) {
-        return rc;
+    if (client.fd < 0) {
+        return OPAL_ERR_NOT_INITIALIZED;
     }
-    rc = send_msg(&(orte_wire_msg_t){.type = ORTE_WIRE_FENCE, .collect = collect ? 1 : 0});
+    int rc = send_staged(&(orte_wire_msg_t){.type = ORTE_WIRE_FENCE, .collect = collect ? 1 : 0});
     while (OPAL_SUCCESS == rc) {
         orte_wire_msg_t msg;
         uint8_t *payload;

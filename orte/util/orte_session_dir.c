@@ -231,9 +231,14 @@ int orte_session_dir_remove(const char *path)
 
 int orte_session_dir_shm_prefix(uint32_t jobid, char *prefix, size_t size)
 {
-    int n = snprintf(prefix, size, "opal-mca.%lu.%lu.", (unsigned long) geteuid(),
+    char buf[64];
+    int n = snprintf(buf, sizeof(buf), "opal-mca.%lu.%lu.", (unsigned long) geteuid(),
                      (unsigned long) jobid);
-    return n < 0 || (size_t) n >= size ? OPAL_ERR_BAD_PARAM : OPAL_SUCCESS;
+    if (n < 0 || (size_t) n >= size) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    memcpy(prefix, buf, (size_t) n + 1);
+    return OPAL_SUCCESS;
 }
 
 int orte_session_dir_remove_shm(const char *dir, const char *prefix)

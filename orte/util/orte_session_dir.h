@@ -48,7 +48,8 @@ OPAL_DECLSPEC int orte_session_dir_create(uint32_t seed, uint32_t *jobid, char *
 OPAL_DECLSPEC int orte_session_dir_remove(const char *path);
 
 /* Writes the job's shared-memory prefix, "opal-mca.<uid>.<jobid>.", into
- * prefix (size bytes). OPAL_ERR_BAD_PARAM when it does not fit. */
+ * prefix (size bytes). OPAL_ERR_BAD_PARAM, prefix untouched, when it does
+ * not fit. */
 OPAL_DECLSPEC int orte_session_dir_shm_prefix(uint32_t jobid, char *prefix, size_t size);
 
 /* Unlinks every entry of dir (NULL: ORTE_SESSION_DIR_SHM) whose name

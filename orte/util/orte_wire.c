@@ -297,8 +297,8 @@ int orte_wire_payload_decode(const orte_wire_header_t *hdr, const uint8_t *paylo
     reader_t r = {payload, hdr->length, t->name, why, why_size};
     memset(msg, 0, sizeof(*msg));
     msg->type = hdr->type;
-    uint32_t u32;
-    uint64_t u64;
+    uint32_t u32 = 0;
+    uint64_t u64 = 0;
     bool ok;
     switch (hdr->type) {
         case ORTE_WIRE_HELLO:

@@ -14,7 +14,7 @@
  *     HELLO      jobid u32, rank u32, pid u32
  *     PUT        scope u8, key, value         (staged until COMMIT)
  *     COMMIT     -
- *     FENCE      collect u8 (0 or 1)
+ *     FENCE      collect u8 (0 or 1); commits the staged pairs first
  *     GET        peer u32, timeout_ns i64 (< 0: none), key
  *     ABORT      status i32, text
  *     FINALIZE   -

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "opal/class/opal_hash_table.h"
@@ -47,6 +48,11 @@
 #define MCARUN_EXIT_FAILURE 1
 #define MCARUN_EXIT_USAGE   2
 #define MCARUN_EXIT_TIMEOUT 124
+
+/* For constructors: OBJ_NEW does not zero memory, so every field past
+ * super starts cleared. */
+#define MCARUN_CLEAR_PAST_SUPER(obj)                                                               \
+    memset(&(obj)->super + 1, 0, sizeof(*(obj)) - sizeof((obj)->super))
 
 typedef enum { MCARUN_BIND_NONE, MCARUN_BIND_CORE, MCARUN_BIND_PACKAGE } mcarun_bind_t;
 

@@ -38,13 +38,33 @@ static int load_topology(void)
     if (bind.loaded) {
         return OPAL_SUCCESS;
     }
-    if (0 != hwloc_topology_init(&bind.topo)) {
+    /* hwloc dlopens its plugins (XML, PCI, OpenCL, GL: half of mcarun's
+     * start-up time) when the first topology is made; cores and packages
+     * need none of them. The variable is put back at once, before any
+     * rank could inherit it. */
+    char *plugins = getenv("HWLOC_PLUGINS_PATH");
+    plugins = NULL != plugins ? strdup(plugins) : NULL;
+    setenv("HWLOC_PLUGINS_PATH", "", 1);
+    int rc = hwloc_topology_init(&bind.topo);
+    if (NULL != plugins) {
+        setenv("HWLOC_PLUGINS_PATH", plugins, 1);
+        free(plugins);
+    } else {
+        unsetenv("HWLOC_PLUGINS_PATH");
+    }
+    if (0 != rc) {
         opal_output(0, "mcarun: hwloc cannot initialise a topology");
         return OPAL_ERROR;
     }
     hwloc_topology_set_all_types_filter(bind.topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_type_filter(bind.topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
     hwloc_topology_set_type_filter(bind.topo, HWLOC_OBJ_PACKAGE, HWLOC_TYPE_FILTER_KEEP_ALL);
+#if HWLOC_API_VERSION >= 0x00020100
+    /* The OS says which cores and packages there are; CPUID probing adds
+     * only what mcarun filters out, costs time, and cannot work under
+     * valgrind (where it complains on stderr). */
+    hwloc_topology_set_components(bind.topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+#endif
     if (0 != hwloc_topology_load(bind.topo)) {
         opal_output(0, "mcarun: hwloc cannot read this machine's topology");
         hwloc_topology_destroy(bind.topo);

@@ -48,8 +48,6 @@ static struct {
     bool stdin_eof;
 } iof;
 
-static void stream_close(mcarun_stream_t *s);
-
 /* Writes every byte of iov, waiting when the fd is non-blocking and full
  * (a terminal shared with a shell that set O_NONBLOCK on it). */
 static int write_all(int fd, struct iovec *iov, int n)
@@ -80,27 +78,13 @@ static int write_all(int fd, struct iovec *iov, int n)
     return OPAL_SUCCESS;
 }
 
-/* mcarun's stdout or stderr failed (its reader went away): close every
- * stream that goes there, so that the ranks meet the broken pipe
- * themselves, as they would without mcarun. */
-static void dest_broken(int dest)
-{
-    iof.broken[dest] = true;
-    for (uint32_t i = 0; i < mcarun_job.size; ++i) {
-        mcarun_rank_t *r = &mcarun_job.ranks[i];
-        if (r->out.dest == dest) {
-            stream_close(&r->out);
-        }
-        if (r->err.dest == dest) {
-            stream_close(&r->err);
-        }
-    }
-}
-
+/* A failed write means mcarun's stdout or stderr lost its reader: every
+ * stream going there is closed at its next read, so that the ranks meet
+ * the broken pipe themselves, as they would without mcarun. */
 static void flush_iov(mcarun_stream_t *s, struct iovec *iov, int *n)
 {
     if (0 < *n && !iof.broken[s->dest] && OPAL_SUCCESS != write_all(s->dest, iov, *n)) {
-        dest_broken(s->dest);
+        iof.broken[s->dest] = true;
     }
     *n = 0;
 }
@@ -147,13 +131,16 @@ static read_result_t stream_read(mcarun_stream_t *s)
 {
     char raw[MCARUN_LINE_MAX];
     char *into = s->raw ? raw : s->buf + s->len;
+    if (iof.broken[s->dest]) {
+        return READ_END;
+    }
     ssize_t n = read(s->fd, into, s->raw ? sizeof(raw) : MCARUN_LINE_MAX - s->len);
     if (n <= 0) {
         return n < 0 && (EAGAIN == errno || EINTR == errno) ? READ_EMPTY : READ_END;
     }
     if (s->raw) {
         emit(s, raw, (size_t) n, false);
-        return READ_DATA;
+        return iof.broken[s->dest] ? READ_END : READ_DATA;
     }
     s->len += (size_t) n;
     char *last = memrchr(s->buf, '\n', s->len);
@@ -166,7 +153,7 @@ static read_result_t stream_read(mcarun_stream_t *s)
         emit(s, s->buf, s->len, true);
         s->len = 0;
     }
-    return READ_DATA;
+    return iof.broken[s->dest] ? READ_END : READ_DATA;
 }
 
 static void stream_close(mcarun_stream_t *s)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,15 @@ static const opal_cmd_line_option_t options[] = {
     {NULL, '\0', 0, NULL, NULL},
 };
 
-static int usage_error(const char *format, const char *a, const char *b)
+static int usage_error(const char *format, ...) OPAL_PRINTF_LIKE(1, 2);
+static int usage_error(const char *format, ...)
 {
-    fprintf(stderr, "mcarun: ");
-    fprintf(stderr, format, a, b);
-    fprintf(stderr, "\nmcarun: see mcarun --help\n");
+    char text[1024];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(text, sizeof(text), format, ap);
+    va_end(ap);
+    fprintf(stderr, "mcarun: %s\nmcarun: see mcarun --help\n", text);
     return MCARUN_EXIT_USAGE;
 }
 
@@ -119,7 +124,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
         return MCARUN_EXIT_FAILURE;
     }
     if (OPAL_SUCCESS != opal_cmd_line_parse(cmd, argc, argv, OPAL_CMD_LINE_STOP_AT_POSITIONAL)) {
-        return usage_error("%s%s", opal_cmd_line_get_error(cmd), "");
+        return usage_error("%s", opal_cmd_line_get_error(cmd));
     }
     if (opal_cmd_line_is_taken(cmd, "help")) {
         char *text = opal_cmd_line_get_usage_msg(cmd, 80);
@@ -137,7 +142,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
     int count;
     char **positional = opal_cmd_line_get_positional(cmd, &count);
     if (0 == count) {
-        return usage_error("no program to run%s%s", "", "");
+        return usage_error("no program to run");
     }
     o->argv = opal_argv_copy(positional);
     const char *v;
@@ -147,7 +152,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
         errno = 0;
         long np = strtol(v, &end, 10);
         if (0 != errno || '\0' != *end || np < 1 || np > MCARUN_MAX_NP) {
-            return usage_error("-np %s: expected a number of ranks from 1 to 65536%s", v, "");
+            return usage_error("-np %s: expected a number of ranks from 1 to %d", v, MCARUN_MAX_NP);
         }
         o->np = (int) np;
     }
@@ -156,7 +161,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
         const char *eq = strchr(v, '=');
         size_t len = NULL != eq ? (size_t) (eq - v) : strlen(v);
         if (!valid_name(v, len)) {
-            return usage_error("-x %s: not an environment variable name%s", v, "");
+            return usage_error("-x %s: not an environment variable name", v);
         }
         const char *value = NULL != eq ? eq + 1 : getenv(v);
         if (NULL == value) {
@@ -172,7 +177,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
     OPAL_LIST_FOREACH (p, &params, opal_cmd_line_mca_param_t) {
         char name[512];
         if (OPAL_SUCCESS == rc && !valid_name(p->key, strlen(p->key))) {
-            usage_error("--mca %s: not an MCA variable name%s", p->key, "");
+            usage_error("--mca %s: not an MCA variable name", p->key);
             rc = OPAL_ERR_BAD_PARAM;
         }
         if (OPAL_SUCCESS == rc) {
@@ -193,7 +198,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
         errno = 0;
         o->timeout_s = strtod(v, &end);
         if (0 != errno || '\0' != *end || !(o->timeout_s > 0) || o->timeout_s > 1e9) {
-            return usage_error("--timeout %s: expected a number of seconds above 0%s", v, "");
+            return usage_error("--timeout %s: expected a number of seconds above 0", v);
         }
     }
     if (NULL != (v = opal_cmd_line_get_param(cmd, "bind-to", 0, 0))) {
@@ -204,7 +209,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
         } else if (0 == strcmp(v, "package")) {
             o->bind_to = MCARUN_BIND_PACKAGE;
         } else {
-            return usage_error("--bind-to %s: expected none, core or package%s", v, "");
+            return usage_error("--bind-to %s: expected none, core or package", v);
         }
     }
     struct stat st;
@@ -213,7 +218,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
             return usage_error("--wdir %s: %s", v, strerror(errno));
         }
         if (!S_ISDIR(st.st_mode)) {
-            return usage_error("--wdir %s: %s", v, "not a directory");
+            return usage_error("--wdir %s: not a directory", v);
         }
         o->wdir = strdup(v);
     }
@@ -231,6 +236,15 @@ static int check_resources(void)
 {
     mcarun_options_t *o = &mcarun_job.opts;
     int cores = 0;
+#if !OPAL_HAVE_HWLOC
+    if (MCARUN_BIND_NONE != o->bind_to) {
+        fprintf(stderr,
+                "mcarun: --bind-to %s needs hwloc, and this build of opal-mca has none "
+                "(configure did not find libhwloc-dev); use --bind-to none\n",
+                MCARUN_BIND_CORE == o->bind_to ? "core" : "package");
+        return MCARUN_EXIT_USAGE;
+    }
+#endif
     if ((0 == o->np || !o->oversubscribe) && OPAL_SUCCESS != mcarun_bind_num_cores(&cores)) {
         return MCARUN_EXIT_FAILURE;
     }

@@ -42,13 +42,17 @@ typedef struct mcarun_kv_t {
     mcarun_blob_t *blob;
 } mcarun_kv_t;
 
+static void kv_construct(mcarun_kv_t *kv)
+{
+    MCARUN_CLEAR_PAST_SUPER(kv);
+}
 static void kv_destruct(mcarun_kv_t *kv)
 {
     if (NULL != kv->blob) {
         OBJ_RELEASE(kv->blob);
     }
 }
-static OBJ_CLASS_INSTANCE(mcarun_kv_t, opal_list_item_t, NULL, kv_destruct);
+static OBJ_CLASS_INSTANCE(mcarun_kv_t, opal_list_item_t, kv_construct, kv_destruct);
 
 /* A get waiting for its peer to commit the key. Replying may close a
  * connection, which must not change the list under an iteration: a
@@ -62,7 +66,11 @@ typedef struct pending_get_t {
     size_t key_len;
     uint64_t deadline; /* UINT64_MAX: none */
 } pending_get_t;
-static OBJ_CLASS_INSTANCE(pending_get_t, opal_list_item_t, NULL, NULL);
+static void get_construct(pending_get_t *g)
+{
+    MCARUN_CLEAR_PAST_SUPER(g);
+}
+static OBJ_CLASS_INSTANCE(pending_get_t, opal_list_item_t, get_construct, NULL);
 
 static struct {
     opal_list_t gets;

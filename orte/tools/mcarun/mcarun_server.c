@@ -48,6 +48,10 @@ typedef struct mcarun_out_t {
     size_t sent;
 } mcarun_out_t;
 
+static void out_construct(mcarun_out_t *o)
+{
+    MCARUN_CLEAR_PAST_SUPER(o);
+}
 static void out_destruct(mcarun_out_t *o)
 {
     free(o->head);
@@ -55,7 +59,7 @@ static void out_destruct(mcarun_out_t *o)
         OBJ_RELEASE(o->blob);
     }
 }
-static OBJ_CLASS_INSTANCE(mcarun_out_t, opal_list_item_t, NULL, out_destruct);
+static OBJ_CLASS_INSTANCE(mcarun_out_t, opal_list_item_t, out_construct, out_destruct);
 
 typedef struct mcarun_conn_t {
     opal_list_item_t super;
@@ -76,6 +80,7 @@ typedef struct mcarun_conn_t {
 
 static void conn_construct(mcarun_conn_t *c)
 {
+    MCARUN_CLEAR_PAST_SUPER(c);
     c->fd = -1;
     OBJ_CONSTRUCT(&c->out, opal_list_t);
 }
@@ -313,7 +318,10 @@ static void dispatch(mcarun_conn_t *c, const orte_wire_msg_t *msg, uint8_t **pay
             rc = mcarun_modex_commit(r);
             break;
         case ORTE_WIRE_FENCE:
-            rc = mcarun_modex_fence(r, 0 != msg->collect);
+            rc = mcarun_modex_commit(r);
+            if (OPAL_SUCCESS == rc) {
+                rc = mcarun_modex_fence(r, 0 != msg->collect);
+            }
             break;
         case ORTE_WIRE_GET:
             rc = mcarun_modex_get(r, msg);
