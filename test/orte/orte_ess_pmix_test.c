@@ -148,7 +148,10 @@ static Suite *pmix_suite(void)
 {
     Suite *s = suite_create("orte_ess_pmix");
     OPAL_TEST_ADD(s, np_1_to_8_see_the_same_job_as_under_mcarun);
+#if OPAL_HAVE_HWLOC
+    /* Binding and package / NUMA locality need hwloc. */
     OPAL_TEST_ADD(s, ranks_bound_to_cores_share_package_and_numa_as_under_mcarun);
+#endif
     OPAL_TEST_ADD(s, values_of_several_mib_go_through);
     OPAL_TEST_ADD(s, a_missing_key_times_out_naming_the_peer_and_the_key);
     OPAL_TEST_ADD(s, session_directory_is_gone_when_the_job_ends);
