@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds opal-mca in _build, and runs the main
-# job: today the configure summary and the examples; the launcher and tools
-# join as they land.
+# job: the configure summary, the examples, and examples/hello as a job of
+# two ranks under mcarun.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -25,9 +25,19 @@ make -C _build -j"$jobs" >_build/make.out 2>&1 || {
     exit 1
 }
 
+# Components are plugins: installed ones are found in $pkglibdir, the build
+# tree's through mca_base_component_path (mcarun passes it to the ranks).
+OPAL_MCA_mca_base_component_path=$(find "$top/_build/opal/mca" "$top/_build/orte/mca" \
+    -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
+export OPAL_MCA_mca_base_component_path
+
 for ex in _build/examples/*; do
     [ -x "$ex" ] && [ -f "$ex" ] || continue
     echo "== $ex"
     "$ex"
 done
+if [ -x _build/orte/tools/mcarun/mcarun ] && [ -x _build/examples/hello ]; then
+    echo "== mcarun -np 2 examples/hello"
+    _build/orte/tools/mcarun/mcarun -np 2 _build/examples/hello
+fi
 echo "== done: build tree in _build; run contrib/check.sh for the tests"
