@@ -82,37 +82,39 @@ run_tests() {
     return $rc
 }
 
+# configure_in DIR ARGS...: configures a build tree (in a subshell, so the
+# script's own directory does not change).
 configure_in() {
     local dir=$1
     shift
-    mkdir -p "$dir" && cd "$dir" && "$top/configure" "$@"
+    (mkdir -p "$dir" && cd "$dir" && "$top/configure" "$@")
 }
 
 step autogen ./autogen.sh || { echo "check.sh: autogen failed"; exit 1; }
 
-if step configure configure_in "$top/_build" && step build make -C _build -j"$jobs"; then
+if step configure configure_in "$top/_build" && step build make -C "$top/_build" -j"$jobs"; then
     sed -n '/configuration summary/,/compiler:/p' "$logdir/configure.log"
-    run_tests check _build "gcc -O2" -j"$jobs" check
+    run_tests check "$top/_build" "gcc -O2" -j"$jobs" check
     if [ $quick = no ]; then
-        run_tests valgrind _build "valgrind" check-valgrind
+        run_tests valgrind "$top/_build" "valgrind" check-valgrind
     fi
 fi
 
 if [ $quick = no ]; then
     if step asan-configure configure_in "$top/_build-asan" --enable-debug \
             --enable-sanitizers=address,undefined &&
-        step asan-build make -C _build-asan -j"$jobs"; then
-        run_tests asan-check _build-asan "asan+ubsan (debug)" -j"$jobs" check
+        step asan-build make -C "$top/_build-asan" -j"$jobs"; then
+        run_tests asan-check "$top/_build-asan" "asan+ubsan (debug)" -j"$jobs" check
     fi
     if step tsan-configure configure_in "$top/_build-tsan" --enable-sanitizers=thread &&
-        step tsan-build make -C _build-tsan -j"$jobs"; then
-        run_tests tsan-check _build-tsan "tsan (threaded tests)" check-tsan
+        step tsan-build make -C "$top/_build-tsan" -j"$jobs"; then
+        run_tests tsan-check "$top/_build-tsan" "tsan (threaded tests)" check-tsan
     fi
     if step clang-configure configure_in "$top/_build-clang" CC=clang --enable-picky &&
-        step clang-build make -C _build-clang -j"$jobs"; then
-        run_tests clang-check _build-clang "clang picky" -j"$jobs" check
+        step clang-build make -C "$top/_build-clang" -j"$jobs"; then
+        run_tests clang-check "$top/_build-clang" "clang picky" -j"$jobs" check
     fi
-    step distcheck make -C _build -j"$jobs" distcheck
+    step distcheck make -C "$top/_build" -j"$jobs" distcheck
 fi
 
 echo

@@ -377,6 +377,22 @@ START_TEST(synonym_registration_errors)
 }
 END_TEST
 
+START_TEST(last_api_set_wins_across_synonyms_after_reregistration)
+{
+    ck_assert_int_eq(mca_base_var_init(), OPAL_SUCCESS);
+    int a = 0, b = 0;
+    int index = reg("x", MCA_BASE_VAR_TYPE_INT, &a);
+    int syn = mca_base_var_register_synonym(index, "opal", "testfw", "comp", "old", 0);
+    ck_assert_int_eq(set(syn, "5"), OPAL_SUCCESS);
+    ck_assert_int_eq(set(index, "6"), OPAL_SUCCESS);
+    ck_assert_int_eq(set(syn, "7"), OPAL_SUCCESS);
+    ck_assert_int_eq(mca_base_var_deregister(index), OPAL_SUCCESS);
+    ck_assert_int_eq(reg("x", MCA_BASE_VAR_TYPE_INT, &b), index);
+    ck_assert_int_eq(mca_base_var_register_synonym(index, "opal", "testfw", "comp", "old", 0), syn);
+    ck_assert_int_eq(b, 7);
+}
+END_TEST
+
 START_TEST(deregistering_variable_deregisters_synonyms)
 {
     ck_assert_int_eq(mca_base_var_init(), OPAL_SUCCESS);
@@ -577,6 +593,7 @@ int main(void)
     MVT_ADD(s, deprecated_synonym_warns_once_naming_new_name);
     MVT_ADD(s, deprecated_variable_warns_once);
     MVT_ADD(s, synonym_registration_errors);
+    MVT_ADD(s, last_api_set_wins_across_synonyms_after_reregistration);
     MVT_ADD(s, deregistering_variable_deregisters_synonyms);
     MVT_ADD(s, default_only_refuses_every_setting);
     MVT_ADD(s, constant_scope_refuses_every_setting);

@@ -86,18 +86,6 @@ void mvt_setup(void)
     snprintf(path, sizeof(path), "%s/no-such-override.conf", tmpdir);
     mvt_override_file(path);
 
-    /* help-mca-var.txt from the source tree, whatever the build passes. */
-    static bool help_path_set = false;
-    if (!help_path_set) {
-        const char *old = getenv("OPAL_SHOW_HELP_PATH");
-        char *help = NULL;
-        ck_assert_int_ge(
-            asprintf(&help, "%s/../opal/mca/base:%s", opal_test_srcdir(), NULL != old ? old : ""),
-            0);
-        setenv("OPAL_SHOW_HELP_PATH", help, 1);
-        free(help);
-        help_path_set = true;
-    }
     mca_base_var_set_error_callback(capture, NULL);
 }
 

@@ -25,8 +25,8 @@
 
 /* Clears OPAL_MCA_* and OPAL_PARAM_FILES, points HOME at a new empty
  * directory, makes mca_base_param_files empty and the override file a
- * missing one, finds help-mca-var.txt in the source tree, and captures
- * messages. */
+ * missing one, and captures messages. (help-mca-var.txt is found through
+ * OPAL_SHOW_HELP_PATH, which make check sets from help_dirs.) */
 void mvt_setup(void);
 /* Finalizes the variable system as often as it was initialised, removes the
  * temporary directory and forgets the messages. */

@@ -43,41 +43,45 @@
 
 /* Value types. Enumerations and flag sets are MCA_BASE_VAR_TYPE_INT with an
  * enumerator attached. */
-#define MCA_BASE_VAR_TYPE_TABLE(X)                   \
-    X(MCA_BASE_VAR_TYPE_INT, "int")                  \
-    X(MCA_BASE_VAR_TYPE_UNSIGNED_INT, "unsigned_int") \
-    X(MCA_BASE_VAR_TYPE_LONG, "long")                \
-    X(MCA_BASE_VAR_TYPE_SIZE_T, "size_t")            \
-    X(MCA_BASE_VAR_TYPE_UINT64_T, "uint64_t")        \
-    X(MCA_BASE_VAR_TYPE_BOOL, "bool")                \
-    X(MCA_BASE_VAR_TYPE_DOUBLE, "double")            \
+#define MCA_BASE_VAR_TYPE_TABLE(X)                                                                 \
+    X(MCA_BASE_VAR_TYPE_INT, "int")                                                                \
+    X(MCA_BASE_VAR_TYPE_UNSIGNED_INT, "unsigned_int")                                              \
+    X(MCA_BASE_VAR_TYPE_LONG, "long")                                                              \
+    X(MCA_BASE_VAR_TYPE_SIZE_T, "size_t")                                                          \
+    X(MCA_BASE_VAR_TYPE_UINT64_T, "uint64_t")                                                      \
+    X(MCA_BASE_VAR_TYPE_BOOL, "bool")                                                              \
+    X(MCA_BASE_VAR_TYPE_DOUBLE, "double")                                                          \
     X(MCA_BASE_VAR_TYPE_STRING, "string")
 
+/* clang-format off */
 typedef enum {
 #define MCA_BASE_VAR_TYPE_ENUM(name, str) name,
     MCA_BASE_VAR_TYPE_TABLE(MCA_BASE_VAR_TYPE_ENUM)
 #undef MCA_BASE_VAR_TYPE_ENUM
     MCA_BASE_VAR_TYPE_MAX
 } mca_base_var_type_t;
+/* clang-format on */
 
 /* The name of a type ("size_t"). */
 OPAL_DECLSPEC const char *mca_base_var_type_name(mca_base_var_type_t type);
 
 /* Where a value came from, lowest precedence first. */
-#define MCA_BASE_VAR_SOURCE_TABLE(X)                     \
-    X(MCA_BASE_VAR_SOURCE_DEFAULT, "default")            \
-    X(MCA_BASE_VAR_SOURCE_FILE, "file")                  \
-    X(MCA_BASE_VAR_SOURCE_ENV, "environment")            \
-    X(MCA_BASE_VAR_SOURCE_COMMAND_LINE, "command line")  \
-    X(MCA_BASE_VAR_SOURCE_SET, "API")                    \
+#define MCA_BASE_VAR_SOURCE_TABLE(X)                                                               \
+    X(MCA_BASE_VAR_SOURCE_DEFAULT, "default")                                                      \
+    X(MCA_BASE_VAR_SOURCE_FILE, "file")                                                            \
+    X(MCA_BASE_VAR_SOURCE_ENV, "environment")                                                      \
+    X(MCA_BASE_VAR_SOURCE_COMMAND_LINE, "command line")                                            \
+    X(MCA_BASE_VAR_SOURCE_SET, "API")                                                              \
     X(MCA_BASE_VAR_SOURCE_OVERRIDE, "override file")
 
+/* clang-format off */
 typedef enum {
 #define MCA_BASE_VAR_SOURCE_ENUM(name, str) name,
     MCA_BASE_VAR_SOURCE_TABLE(MCA_BASE_VAR_SOURCE_ENUM)
 #undef MCA_BASE_VAR_SOURCE_ENUM
     MCA_BASE_VAR_SOURCE_MAX
 } mca_base_var_source_t;
+/* clang-format on */
 
 OPAL_DECLSPEC const char *mca_base_var_source_name(mca_base_var_source_t source);
 
@@ -151,7 +155,8 @@ OBJ_CLASS_DECLARATION(mca_base_var_enum_t);
 
 /* Creates an enumeration from values (terminated by {0, NULL}). The caller
  * owns the returned reference. OPAL_ERR_BAD_PARAM for duplicate names. */
-OPAL_DECLSPEC int mca_base_var_enum_create(const char *name, const mca_base_var_enum_value_t *values,
+OPAL_DECLSPEC int mca_base_var_enum_create(const char *name,
+                                           const mca_base_var_enum_value_t *values,
                                            mca_base_var_enum_t **enumerator);
 
 /* Creates a flag set; every value must be non-zero. */
@@ -242,17 +247,27 @@ OPAL_DECLSPEC int mca_base_var_finalize(void);
 /* Records `--mca key value` pairs from a command line (keys are full names
  * or synonyms, without the OPAL_MCA_ prefix). Applies to variables already
  * registered at once, and to later ones as they register. Repeated keys:
- * the last one wins. Bad values are reported against "command line". */
-OPAL_DECLSPEC int mca_base_var_process_cmdline(int count, char *const keys[],
-                                               char *const values[]);
+ * the last one wins. Bad values are reported against "command line";
+ * every pair is tried and the first failure returned (OPAL_ERR_BAD_VALUE,
+ * OPAL_ERR_PERM for a read-only variable); OPAL_ERR_BAD_PARAM (nothing
+ * recorded) for a NULL or empty key or a NULL value. */
+OPAL_DECLSPEC int mca_base_var_process_cmdline(int count, char *const keys[], char *const values[]);
 
 /*
  * Registers a variable and binds it to storage (which must hold the
- * default on entry: a string default is copied). Returns the variable's
- * index (>= 0) or a negative error: OPAL_ERR_BAD_PARAM for a bad name or
- * type, OPAL_ERR_EXISTS when registered again with a different type (the
- * same registration again returns the existing index and rebinds).
- * project may be NULL ("opal"); framework and component may be NULL.
+ * default on entry: a string default is copied, so set the default just
+ * before registering, also when registering again). The storage then
+ * holds the value of the highest source; it must stay valid until the
+ * variable is deregistered (or the last mca_base_var_finalize()).
+ * Returns the variable's index (>= 0) or a negative error:
+ * OPAL_ERR_BAD_PARAM for a bad name part (letters, digits and '_' only),
+ * type, enumerator (only with MCA_BASE_VAR_TYPE_INT), info level, scope or
+ * flag (MCA_BASE_VAR_FLAG_SYNONYM is not the caller's); OPAL_ERR_EXISTS
+ * when the name is a synonym or was registered with another type (the
+ * same registration again returns the existing index and rebinds it to the
+ * new storage, re-reading its value: a plugin loaded again);
+ * OPAL_ERR_NOT_INITIALIZED. project may be NULL ("opal"); framework,
+ * component and name may be NULL or "" (absent) but not all three.
  * enumerator may be NULL; it is retained.
  */
 OPAL_DECLSPEC int mca_base_var_register(const char *project, const char *framework,
@@ -272,19 +287,28 @@ OPAL_DECLSPEC int mca_base_component_var_register(const struct mca_base_componen
                                                   mca_base_var_info_lvl_t info_lvl,
                                                   mca_base_var_scope_t scope, void *storage);
 
-/* Registers another name for variable var_index. With
- * MCA_BASE_VAR_FLAG_DEPRECATED, setting the synonym works but warns once,
- * naming the new name. Returns the synonym's index. */
+/* Registers another name for variable var_index; flags may be
+ * MCA_BASE_VAR_FLAG_DEPRECATED (setting the synonym works but warns once,
+ * naming the new name) and MCA_BASE_VAR_FLAG_INTERNAL. A value already
+ * waiting under the synonym's name applies at once. Returns the synonym's
+ * index (the same one when registered again for the same variable),
+ * OPAL_ERR_NOT_FOUND for a bad or deregistered var_index or a synonym,
+ * OPAL_ERR_EXISTS when the name belongs to another variable. */
 OPAL_DECLSPEC int mca_base_var_register_synonym(int var_index, const char *project,
                                                 const char *framework, const char *component,
                                                 const char *name, uint32_t flags);
 
-/* Deregisters a variable (and its synonyms): its storage is no longer
- * written, strings it owned are freed (the storage's pointer is set to
- * NULL). Used when a component closes and its plugin is unloaded. */
+/* Deregisters a variable (and its synonyms; a synonym's index drops just
+ * the synonym): its storage is no longer read or written, strings it
+ * owned are freed (the storage's pointer is set to NULL). The index and
+ * the values given for it stay, for a later registration. Used when a
+ * component closes and its plugin is unloaded. OPAL_ERR_NOT_FOUND when not
+ * registered. */
 OPAL_DECLSPEC int mca_base_var_deregister(int var_index);
 
-/* Deregisters every variable of a framework / of one component. */
+/* Deregisters every variable of a framework (component NULL: its own and
+ * all its components') or of one component; project NULL matches any.
+ * OPAL_ERR_BAD_PARAM without a framework. */
 OPAL_DECLSPEC int mca_base_var_deregister_component(const char *project, const char *framework,
                                                     const char *component);
 
@@ -372,8 +396,7 @@ typedef enum {
 /* Receives one complete message (possibly several lines, no trailing
  * newline). Called with the variable system's lock held; it may call
  * mca_base_var functions (the lock is recursive). */
-typedef void (*mca_base_var_msg_fn_t)(mca_base_var_msg_kind_t kind, const char *message,
-                                      void *ctx);
+typedef void (*mca_base_var_msg_fn_t)(mca_base_var_msg_kind_t kind, const char *message, void *ctx);
 
 /* Sends every message of the variable system (bad values, file syntax
  * errors, deprecation warnings, unknown names) to fn instead of opal_output

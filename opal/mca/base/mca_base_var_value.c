@@ -630,10 +630,13 @@ int mca_base_var_set_value_string(int var_index, const char *value, mca_base_var
     scratch.name = scratch.value = scratch.file = NULL;
     OBJ_DESTRUCT(&scratch);
     if (OPAL_SUCCESS == rc) {
-        /* Rank -1: a file value set through the API beats every file. */
+        /* Kept under the variable's own name, which a later registration
+         * prefers over its synonyms, so the last set wins there too. Rank
+         * -1: a file value set through the API beats every file. */
         bool added;
-        if (NULL == mca_base_var_pending_add(source, named->pub.mbv_full_name, value, source_file,
-                                             0, -1, &added)) {
+        const mca_base_var_priv_t *var = mca_base_var_resolve_synonym(named);
+        if (NULL == mca_base_var_pending_add(source, var->pub.mbv_full_name, value, source_file, 0,
+                                             -1, &added)) {
             rc = OPAL_ERR_OUT_OF_RESOURCE;
         }
     }
