@@ -364,7 +364,8 @@ static int pmix_abort(int status, const char *message)
     }
     /* The launcher is stopping the job; this process need not wait. */
     fflush(NULL);
-    _exit(status);
+    /* As under mcarun: the low 8 bits, and an abort never exits 0. */
+    _exit(0 == (status & 0xff) ? 1 : status & 0xff);
 }
 
 orte_ess_base_module_t mca_ess_pmix_module = {

@@ -162,7 +162,8 @@ static int singleton_abort(int status, const char *message)
                 message);
     fflush(NULL);
     /* The job is this process: ending it is the abort. */
-    _exit(status);
+    /* As under mcarun: the low 8 bits, and an abort never exits 0. */
+    _exit(0 == (status & 0xff) ? 1 : status & 0xff);
 }
 
 orte_ess_base_module_t mca_ess_singleton_module = {
