@@ -3,7 +3,7 @@
 
 opal_deps_packages="build-essential autoconf automake libtool pkg-config libltdl-dev
  check libsubunit-dev libhwloc-dev hwloc libfabric-dev libfabric-bin libibverbs-dev
- librdmacm-dev valgrind clang"
+ librdmacm-dev valgrind clang libpmix-dev openmpi-bin"
 
 opal_install_deps() {
     local missing=() pkg

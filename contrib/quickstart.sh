@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds opal-mca in _build, and runs the main
-# job: today the configure summary, the examples and opal_info; the
-# launcher joins as it lands.
+# job: the configure summary, the examples, opal_info (what is built and
+# what would be selected here), and examples/hello as a job of two ranks
+# under mcarun.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -25,6 +26,12 @@ make -C _build -j"$jobs" >_build/make.out 2>&1 || {
     exit 1
 }
 
+# Components are plugins: installed ones are found in $pkglibdir, the build
+# tree's through mca_base_component_path (mcarun passes it to the ranks).
+OPAL_MCA_mca_base_component_path=$(find "$top/_build/opal/mca" "$top/_build/orte/mca" \
+    -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
+export OPAL_MCA_mca_base_component_path
+
 for ex in _build/examples/*; do
     [ -x "$ex" ] && [ -f "$ex" ] || continue
     echo "== $ex"
@@ -37,4 +44,7 @@ echo "== opal_info"
 _build/opal/tools/opal_info/opal_info
 echo "== opal_info --selected"
 _build/opal/tools/opal_info/opal_info --selected
+
+echo "== mcarun -np 2 examples/hello"
+_build/orte/tools/mcarun/mcarun -np 2 _build/examples/hello
 echo "== done: build tree in _build; run contrib/check.sh for the tests"

@@ -57,8 +57,9 @@ typedef struct opal_rte_hooks_t {
     /* Commits, then waits for every process of the job; with collect,
      * brings every committed pair here. */
     int (*rte_fence)(bool collect);
-    /* Stops the whole job with status, after printing message. Returns
-     * only when that could not be done. */
+    /* Stops the whole job with status (the launcher's exit status: its low
+     * 8 bits, 1 when those are 0), after printing message. Returns only
+     * when that could not be done. */
     int (*rte_abort)(int status, const char *message);
 } opal_rte_hooks_t;
 

@@ -3,6 +3,7 @@
  * first lookup, checked field by field, and cached. */
 #include "opal/opal_config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,62 @@ START_TEST(finalize_releases_the_table_but_not_a_retained_proc)
 }
 END_TEST
 
+#define LOOKUP_THREADS 4
+#define LOOKUP_RANKS   16
+
+typedef struct lookup_arg_t {
+    int thread;
+    opal_proc_t *found[LOOKUP_RANKS];
+    int errors;
+} lookup_arg_t;
+
+static void *look_up_every_rank(void *varg)
+{
+    lookup_arg_t *arg = varg;
+    /* Each thread walks the ranks from another start, so that threads
+     * race for the same peers in different orders. */
+    for (int i = 0; i < LOOKUP_RANKS; ++i) {
+        int rank = (i + arg->thread * 5) % LOOKUP_RANKS;
+        if (OPAL_SUCCESS != opal_proc_for_rank((uint32_t) rank, &arg->found[rank])) {
+            ++arg->errors;
+        }
+    }
+    return NULL;
+}
+
+START_TEST(concurrent_lookups_agree_on_one_proc_per_peer)
+{
+    opal_proc_job_info_t info = job(0, LOOKUP_RANKS);
+    ck_assert_int_eq(opal_proc_init(&info), OPAL_SUCCESS);
+    for (uint32_t r = 1; r < LOOKUP_RANKS; ++r) {
+        char record[64];
+        snprintf(record, sizeof(record), "node=%u;host=h%u;cpuset=", r % 2 ? 3u : 4u, r);
+        store_record(r, record);
+    }
+    lookup_arg_t args[LOOKUP_THREADS];
+    pthread_t threads[LOOKUP_THREADS];
+    for (int t = 0; t < LOOKUP_THREADS; ++t) {
+        memset(&args[t], 0, sizeof(args[t]));
+        args[t].thread = t;
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, look_up_every_rank, &args[t]), 0);
+    }
+    for (int t = 0; t < LOOKUP_THREADS; ++t) {
+        ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+        ck_assert_int_eq(args[t].errors, 0);
+    }
+    for (int r = 0; r < LOOKUP_RANKS; ++r) {
+        opal_proc_t *proc = args[0].found[r];
+        ck_assert_ptr_nonnull(proc);
+        ck_assert_uint_eq(proc->proc_name.vpid, (uint32_t) r);
+        for (int t = 1; t < LOOKUP_THREADS; ++t) {
+            ck_assert_ptr_eq(args[t].found[r], proc);
+        }
+        uint16_t expected = 0 == r ? ALL : r % 2 ? OPAL_PROC_ON_NODE : OPAL_PROC_LOCALITY_NONE;
+        ck_assert_uint_eq(proc->proc_locality, expected);
+    }
+}
+END_TEST
+
 START_TEST(names_print_as_job_and_rank)
 {
     opal_process_name_t name = {.jobid = 7, .vpid = 12};
@@ -336,6 +393,7 @@ static Suite *proc_suite(void)
     ADD(malformed_records_are_refused, setup_with_runtime);
     ADD(decoding_refuses_a_host_name_too_long, setup);
     ADD(finalize_releases_the_table_but_not_a_retained_proc, setup_with_runtime);
+    ADD(concurrent_lookups_agree_on_one_proc_per_peer, setup_with_runtime);
     ADD(names_print_as_job_and_rank, setup);
 #undef ADD
     return s;

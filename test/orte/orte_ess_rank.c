@@ -3,6 +3,7 @@
  *
  *   orte_ess_rank --expect-size N [--seed S] [--keys K] [--max-size BYTES]
  *                 [--check-timeout] [--fences COUNT]
+ *                 [--abort-rank R --abort-status S]
  *
  * It checks what orte_init says about the job (rank, size, local rank and
  * size, node id; against Open MPI's OMPI_COMM_WORLD_* variables when
@@ -15,8 +16,11 @@
  *   rank R size N local L/LS node D locality <one digit per peer> data <bytes checked>
  *
  * which is the same under every launcher for the same job shape and
- * binding. Any failure prints "FAIL rank R: ..." and exits 1 without
- * orte_finalize, which makes the launcher stop the job.
+ * binding; rank 0 also prints "session <directory>". Any failure prints
+ * "FAIL rank R: ..." and exits 1 without orte_finalize, which makes the
+ * launcher stop the job. With --abort-rank, that rank calls opal_abort
+ * with the given status right after orte_init while the others wait to
+ * be stopped by the launcher.
  */
 #include "opal/opal_config.h"
 
@@ -25,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
@@ -39,6 +44,8 @@ typedef struct options_t {
     size_t max_size;
     int check_timeout;
     uint32_t fences;
+    int64_t abort_rank;
+    int abort_status;
 } options_t;
 
 static uint32_t my_rank;
@@ -253,6 +260,8 @@ static void parse(int argc, char **argv, options_t *opt)
     opt->max_size = 1024 * 1024;
     opt->check_timeout = 0;
     opt->fences = 0;
+    opt->abort_rank = -1;
+    opt->abort_status = 1;
     for (int i = 1; i < argc; ++i) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (0 == strcmp(argv[i], "--check-timeout")) {
@@ -270,6 +279,10 @@ static void parse(int argc, char **argv, options_t *opt)
             opt->keys = (uint32_t) strtoul(next, NULL, 10);
         } else if (0 == strcmp(argv[i], "--max-size")) {
             opt->max_size = strtoull(next, NULL, 10);
+        } else if (0 == strcmp(argv[i], "--abort-rank")) {
+            opt->abort_rank = strtoll(next, NULL, 10);
+        } else if (0 == strcmp(argv[i], "--abort-status")) {
+            opt->abort_status = (int) strtol(next, NULL, 10);
         } else if (0 == strcmp(argv[i], "--fences")) {
             opt->fences = (uint32_t) strtoul(next, NULL, 10);
         } else {
@@ -298,6 +311,19 @@ int main(int argc, char **argv)
              my_rank, size, orte_process_info.local_rank, orte_process_info.local_size);
     }
     check_against_ompi();
+    if (opt.abort_rank >= 0) {
+        if ((int64_t) my_rank == opt.abort_rank) {
+            int rc = opal_abort(opt.abort_status, "rank %" PRIu32 " aborts on purpose", my_rank);
+            fail("opal_abort returned: %s", opal_strerror(rc));
+        }
+        /* The launcher must stop this rank too. */
+        for (;;) {
+            pause();
+        }
+    }
+    if (0 == my_rank) {
+        printf("session %s\n", orte_process_info.session_dir);
+    }
 
     /* Before any fence: a lookup waits for the peer's record. */
     char locality[1024] = "";

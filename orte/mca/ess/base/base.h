@@ -36,14 +36,13 @@ OPAL_DECLSPEC int orte_ess_base_hostname(char *name, size_t size);
  * decimal number that fits, otherwise a 32-bit hash of it. */
 OPAL_DECLSPEC uint32_t orte_ess_base_jobid_from_name(const char *name);
 
-/* Creates $TMPDIR/opal-mca.<uid>/<jobid> (mode 0700; $TMPDIR defaults to
- * /tmp) and its parent if missing, refusing a parent that is not a
- * directory owned by this user with no access for others; writes the
- * path into path (size bytes). Several processes may race to create it. */
-OPAL_DECLSPEC int orte_ess_base_session_dir_create(uint32_t jobid, char *path, size_t size);
-
-/* Removes path and everything in it; a path that is already gone is fine. */
-OPAL_DECLSPEC int orte_ess_base_session_dir_remove(const char *path);
+/* Creates $TMPDIR/opal-mca.<uid>/<jobid> (mode 0700) and its parent if
+ * missing, or joins it when another process of the job got there first,
+ * refusing either when it is not a directory owned by this user with no
+ * access for others; writes the path into path (size bytes). For
+ * launchers that name the job themselves (a PMIx namespace); a fresh job
+ * takes a free jobid with orte_session_dir_create() instead. */
+OPAL_DECLSPEC int orte_ess_base_session_dir_join(uint32_t jobid, char *path, size_t size);
 
 /* Seconds for a nanosecond timeout, rounded up (negative stays -1). */
 static inline int orte_ess_base_timeout_seconds(int64_t timeout_ns)

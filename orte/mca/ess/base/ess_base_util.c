@@ -1,11 +1,11 @@
 /*
  * What the ess components share: the host name, job ids for launchers
- * that name their jobs with strings, and the session directory.
+ * that name their jobs with strings, and joining a job's session
+ * directory (orte/util/orte_session_dir.h creates fresh ones).
  */
 #include "opal/opal_config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 #include "orte/mca/ess/base/base.h"
+#include "orte/util/orte_session_dir.h"
 
 int orte_ess_base_hostname(char *name, size_t size)
 {
@@ -52,10 +53,17 @@ uint32_t orte_ess_base_jobid_from_name(const char *name)
 
 /* Makes dir (mode 0700) unless it exists; then checks it is a directory of
  * ours that nobody else can enter, so that no other user can plant files
- * in a shared $TMPDIR under our name. */
+ * in a shared $TMPDIR under our name. Several processes of a job may race
+ * here: whoever loses the mkdir checks what the winner made. */
 static int make_private_dir(const char *dir)
 {
-    if (0 != mkdir(dir, 0700) && EEXIST != errno) {
+    if (0 == mkdir(dir, 0700)) {
+        /* The umask may have taken bits the owner needs. */
+        if (0 != chmod(dir, 0700)) {
+            opal_output(0, "ess: cannot set the mode of %s: %s", dir, strerror(errno));
+            return OPAL_ERR_IN_ERRNO;
+        }
+    } else if (EEXIST != errno) {
         opal_output(0, "ess: cannot create the session directory %s: %s", dir, strerror(errno));
         return OPAL_ERR_IN_ERRNO;
     }
@@ -74,46 +82,18 @@ static int make_private_dir(const char *dir)
     return OPAL_SUCCESS;
 }
 
-int orte_ess_base_session_dir_create(uint32_t jobid, char *path, size_t size)
+int orte_ess_base_session_dir_join(uint32_t jobid, char *path, size_t size)
 {
-    const char *tmp = getenv("TMPDIR");
-    if (NULL == tmp || '\0' == tmp[0]) {
-        tmp = "/tmp";
+    char base[ORTE_SESSION_DIR_MAX];
+    int rc = orte_session_dir_base(base, sizeof(base));
+    if (OPAL_SUCCESS != rc) {
+        return rc;
     }
-    char top[ORTE_PATH_MAX];
-    int n = snprintf(top, sizeof(top), "%s/opal-mca.%u", tmp, (unsigned) geteuid());
-    if (n < 0 || (size_t) n >= sizeof(top)) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    n = snprintf(path, size, "%s/%" PRIu32, top, jobid);
+    int n = snprintf(path, size, "%s/%" PRIu32, base, jobid);
     if (n < 0 || (size_t) n >= size) {
-        opal_output(0, "ess: the session directory path under %s is too long", top);
+        opal_output(0, "ess: the session directory path under %s is too long", base);
         return OPAL_ERR_BAD_PARAM;
     }
-    int rc = make_private_dir(top);
+    rc = make_private_dir(base);
     return OPAL_SUCCESS == rc ? make_private_dir(path) : rc;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void) st;
-    (void) flag;
-    (void) ftw;
-    if (0 != remove(path) && ENOENT != errno) {
-        opal_output(0, "ess: cannot remove %s from the session directory: %s", path,
-                    strerror(errno));
-    }
-    return 0;
-}
-
-int orte_ess_base_session_dir_remove(const char *path)
-{
-    if (NULL == path || '\0' == path[0]) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    /* Depth first, not following symbolic links out of the directory. */
-    if (0 != nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) && ENOENT != errno) {
-        return OPAL_ERR_IN_ERRNO;
-    }
-    return OPAL_SUCCESS;
 }

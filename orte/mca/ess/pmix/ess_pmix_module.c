@@ -6,6 +6,12 @@
  * 4.1's mpirun does, when the peer committed other keys first). A read
  * therefore asks again, with a growing pause, until the value arrives or
  * the caller's timeout ends, so that every launcher behaves like mcarun.
+ *
+ * The session directory is removed at finalize by local rank 0, after a
+ * fence. It is not registered for cleanup with the server
+ * (PMIX_REGISTER_CLEANUP_DIR): with Open MPI 4.1's mpirun over PMIx 4.2,
+ * a job that registered one and then aborted makes mpirun crash or hang
+ * in PMIx_server_finalize.
  */
 #include "opal/opal_config.h"
 
@@ -23,6 +29,7 @@
 #include "opal/util/opal_timer.h"
 #include "orte/mca/ess/base/base.h"
 #include "orte/mca/ess/pmix/ess_pmix.h"
+#include "orte/util/orte_session_dir.h"
 
 /* Set by init, read-only until finalize (PMIx itself is thread-safe). */
 static pmix_proc_t myproc;
@@ -136,23 +143,6 @@ static void get_hostname(orte_process_info_t *info)
     }
 }
 
-/* Asks the PMIx server to remove the session directory when the job ends,
- * so that it goes even if this process dies. Best effort: servers that do
- * not support it leave it to finalize. */
-static void register_cleanup(const char *dir)
-{
-    pmix_info_t info[2];
-    bool yes = true;
-    PMIX_INFO_LOAD(&info[0], PMIX_REGISTER_CLEANUP_DIR, dir, PMIX_STRING);
-    PMIX_INFO_LOAD(&info[1], PMIX_CLEANUP_RECURSIVE, &yes, PMIX_BOOL);
-    pmix_status_t status = PMIx_Job_control(NULL, 0, info, 2, NULL, NULL);
-    opal_output_verbose(MCA_BASE_VERBOSE_INFO, orte_ess_base_framework.framework_output,
-                        "ess/pmix: asking the server to remove %s at the end: %s", dir,
-                        PMIx_Error_string(status));
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
-}
-
 static int pmix_init(orte_process_info_t *info)
 {
     pmix_status_t status = PMIx_Init(&myproc, NULL, 0);
@@ -194,17 +184,14 @@ static int pmix_init(orte_process_info_t *info)
         rc = OPAL_ERR_PROTOCOL;
         goto fail;
     }
-    rc = orte_ess_base_session_dir_create(info->my_name.jobid, info->session_dir,
-                                          sizeof(info->session_dir));
+    rc = orte_ess_base_session_dir_join(info->my_name.jobid, info->session_dir,
+                                        sizeof(info->session_dir));
     if (OPAL_SUCCESS != rc) {
         goto fail;
     }
     job_size = info->size;
     my_local_rank = info->local_rank;
     snprintf(session_dir, sizeof(session_dir), "%s", info->session_dir);
-    if (0 == my_local_rank) {
-        register_cleanup(session_dir);
-    }
     return OPAL_SUCCESS;
 
 fail:
@@ -239,7 +226,7 @@ static int pmix_finalize(void)
      * it goes: a fence, then local rank 0 removes it. */
     int rc = pmix_fence(false);
     if (OPAL_SUCCESS == rc && 0 == my_local_rank && '\0' != session_dir[0]) {
-        rc = orte_ess_base_session_dir_remove(session_dir);
+        rc = orte_session_dir_remove(session_dir);
     }
     session_dir[0] = '\0';
     pmix_status_t status = PMIx_Finalize(NULL, 0);
@@ -365,14 +352,20 @@ static int pmix_get(uint32_t peer, const char *key, void **value, size_t *size, 
 
 static int pmix_abort(int status, const char *message)
 {
+    /* Said here: not every launcher prints the message PMIx_Abort carries
+     * (Open MPI 4.1's mpirun does not). */
+    opal_output(0, "rank %" PRIu32 " (pid %ld) aborts the job with status %d: %s",
+                (uint32_t) myproc.rank, (long) getpid(), status, message);
     pmix_status_t pstatus = PMIx_Abort(status, message, NULL, 0);
     if (PMIX_SUCCESS != pstatus) {
-        opal_output(0, "ess/pmix: PMIx_Abort failed (%s): %s", PMIx_Error_string(pstatus), message);
+        opal_output(0, "ess/pmix: PMIx_Abort failed (%s): the job is not stopped",
+                    PMIx_Error_string(pstatus));
         return to_opal(pstatus);
     }
     /* The launcher is stopping the job; this process need not wait. */
     fflush(NULL);
-    _exit(status);
+    /* As under mcarun: the low 8 bits, and an abort never exits 0. */
+    _exit(0 == (status & 0xff) ? 1 : status & 0xff);
 }
 
 orte_ess_base_module_t mca_ess_pmix_module = {

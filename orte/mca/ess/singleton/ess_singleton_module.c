@@ -17,6 +17,7 @@
 #include "opal/util/opal_output.h"
 #include "orte/mca/ess/base/base.h"
 #include "orte/mca/ess/singleton/ess_singleton.h"
+#include "orte/util/orte_session_dir.h"
 
 /* One published value. */
 typedef struct stored_value_t {
@@ -47,7 +48,6 @@ static void drop_values(void)
 
 static int singleton_init(orte_process_info_t *info)
 {
-    info->my_name.jobid = (uint32_t) getpid();
     info->my_name.vpid = 0;
     info->size = 1;
     info->local_rank = 0;
@@ -57,8 +57,9 @@ static int singleton_init(orte_process_info_t *info)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    rc = orte_ess_base_session_dir_create(info->my_name.jobid, info->session_dir,
-                                          sizeof(info->session_dir));
+    /* A fresh job: a jobid nobody on this machine uses, as mcarun picks. */
+    rc = orte_session_dir_create((uint32_t) getpid(), &info->my_name.jobid, info->session_dir,
+                                 sizeof(info->session_dir));
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -77,7 +78,7 @@ static int singleton_finalize(void)
     pthread_mutex_unlock(&lock);
     int rc = OPAL_SUCCESS;
     if ('\0' != session_dir[0]) {
-        rc = orte_ess_base_session_dir_remove(session_dir);
+        rc = orte_session_dir_remove(session_dir);
         session_dir[0] = '\0';
     }
     return rc;
@@ -161,7 +162,8 @@ static int singleton_abort(int status, const char *message)
                 message);
     fflush(NULL);
     /* The job is this process: ending it is the abort. */
-    _exit(status);
+    /* As under mcarun: the low 8 bits, and an abort never exits 0. */
+    _exit(0 == (status & 0xff) ? 1 : status & 0xff);
 }
 
 orte_ess_base_module_t mca_ess_singleton_module = {
