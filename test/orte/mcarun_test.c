@@ -461,6 +461,54 @@ START_TEST(sigterm_is_forwarded_to_the_ranks)
 }
 END_TEST
 
+/* The state letter of process pid in /proc (R, S, T, ...). */
+static char process_state(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        return '?';
+    }
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return NULL != paren && ' ' == paren[1] ? paren[2] : '?';
+}
+
+/* Waits (up to the run limit) for pid to be stopped, or to run again. */
+static bool wait_state(long pid, bool stopped)
+{
+    for (int i = 0; i < 10 * MCARUN_TEST_RUN_LIMIT_S; ++i) {
+        if (('T' == process_state(pid)) == stopped) {
+            return true;
+        }
+        usleep(100000);
+    }
+    return false;
+}
+
+START_TEST(ctrl_z_stops_and_continues_the_ranks)
+{
+    mcarun_run_t run;
+    const char *const args[] = {"-np", "2", rank_prog, "trap", "0", NULL};
+    mcarun_test_start(&run, NULL, args);
+    EXPECT(&run, mcarun_test_wait_for(&run, " ready\n", 2));
+    const char *line = strstr(run.out, "rank 1 pid ");
+    EXPECT(&run, NULL != line);
+    long pid = strtol(line + strlen("rank 1 pid "), NULL, 10);
+    kill(run.pid, SIGTSTP);
+    EXPECT(&run, wait_state(run.pid, true) && wait_state(pid, true));
+    kill(run.pid, SIGCONT);
+    EXPECT(&run, wait_state(run.pid, false) && wait_state(pid, false));
+    kill(run.pid, SIGTERM);
+    mcarun_test_finish(&run);
+    EXPECT(&run, 0 == run.status && 2 == mcarun_test_count(run.out, " caught SIGTERM\n"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(second_sigint_kills_the_job)
 {
     mcarun_run_t run;
@@ -616,6 +664,7 @@ int main(void)
     OPAL_TEST_ADD(s, missing_program_is_reported);
     OPAL_TEST_ADD(s, timeout_stops_the_job);
     OPAL_TEST_ADD(s, sigterm_is_forwarded_to_the_ranks);
+    OPAL_TEST_ADD(s, ctrl_z_stops_and_continues_the_ranks);
     OPAL_TEST_ADD(s, second_sigint_kills_the_job);
     OPAL_TEST_ADD(s, more_ranks_than_cores_needs_oversubscribe);
     OPAL_TEST_ADD(s, binding_is_applied_and_reported);

@@ -11,7 +11,7 @@
  *   exit CODE RANK         RANK exits with CODE, the others with 0
  *   crash RANK             RANK raises SIGSEGV, the others sleep
  *   sleep SEC              sleeps
- *   trap IGNORE            "ready", then waits for SIGTERM: prints "caught
+ *   trap IGNORE            "rank R pid P ready", then waits for SIGTERM: prints "caught
  *                          SIGTERM" and exits 0 (IGNORE=1: keeps waiting)
  *   stdin                  copies stdin to stdout as "rank R: <line>"
  *   connect-exit           connects to mcarun, exits 0 without finalize
@@ -124,7 +124,7 @@ static int mode_trap(unsigned long rank, int ignore)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     char line[64];
-    snprintf(line, sizeof(line), "rank %lu ready\n", rank);
+    snprintf(line, sizeof(line), "rank %lu pid %ld ready\n", rank, (long) getpid());
     write_str(line);
     for (int i = 0; i < 600 && (ignore || !caught); ++i) {
         if (caught && ignore) {

@@ -31,7 +31,7 @@ extern char **environ;
 static struct {
     int sigfd;
     struct mcarun_watch_t *watch;
-    int interrupts; /* SIGINT/SIGTERM/SIGHUP received */
+    int interrupts; /* SIGINT/SIGTERM/SIGHUP/SIGQUIT received */
 } sig = {.sigfd = -1};
 
 static void forwarded_signals(sigset_t *set)
@@ -41,8 +41,11 @@ static void forwarded_signals(sigset_t *set)
     sigaddset(set, SIGINT);
     sigaddset(set, SIGTERM);
     sigaddset(set, SIGHUP);
+    sigaddset(set, SIGQUIT);
     sigaddset(set, SIGUSR1);
     sigaddset(set, SIGUSR2);
+    sigaddset(set, SIGTSTP);
+    sigaddset(set, SIGCONT);
 }
 
 void mcarun_signal_ranks(int signo)
@@ -95,9 +98,16 @@ static void on_signal(void *ctx, uint32_t events)
             case SIGCHLD:
                 reap();
                 break;
+            case SIGTSTP:
+                /* ^Z: the ranks stop with mcarun (they are not in the
+                 * terminal's foreground group); SIGCONT brings them back. */
+                mcarun_signal_ranks(SIGSTOP);
+                raise(SIGSTOP);
+                break;
             case SIGINT:
             case SIGTERM:
             case SIGHUP:
+            case SIGQUIT:
                 /* The first is forwarded; another means "stop now". */
                 if (0 < sig.interrupts++) {
                     opal_output(0, "mcarun: %s again: killing the job", strsignal(signo));
