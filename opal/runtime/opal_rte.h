@@ -27,7 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Who may read a value. The numbers match orte_modex_scope_t. */
+/* Who may read a value; a process always reads its own. A REMOTE value is
+ * hidden from the other processes of its node (reads of it fail as
+ * missing), a LOCAL one from other nodes. The numbers match
+ * orte_modex_scope_t. */
 typedef enum {
     OPAL_MODEX_SCOPE_LOCAL = 1,  /* processes on this node */
     OPAL_MODEX_SCOPE_REMOTE = 2, /* processes on other nodes */

@@ -24,13 +24,13 @@ static void run_job(uint32_t n, const char *launcher_args, const char *rank_args
     ck_assert(orte_test_run(&run, "%s --oversubscribe %s -np %u %s --expect-size %u %s",
                             orte_test_mcarun(), launcher_args, (unsigned) n,
                             orte_test_rank_program(), (unsigned) n, rank_args));
-    ck_assert_msg(0 == run.status, "mcarun -np %u exited %d:\n%s%s", (unsigned) n, run.status,
-                  run.out, run.err);
+    ck_assert_msg(0 == run.status, "mcarun -np %u exited %d:\n%.1000s%.1500s", (unsigned) n,
+                  run.status, run.out, run.err);
     char why[256];
     char *lines = orte_test_rank_lines(run.out, n, why, sizeof(why));
-    ck_assert_msg(NULL != lines, "mcarun -np %u: %s:\n%s", (unsigned) n, why, run.out);
+    ck_assert_msg(NULL != lines, "mcarun -np %u: %s:\n%.1500s", (unsigned) n, why, run.out);
     ck_assert_msg(orte_test_check_job(lines, n, peer_locality, why, sizeof(why)),
-                  "mcarun -np %u: %s:\n%s", (unsigned) n, why, lines);
+                  "mcarun -np %u: %s:\n%.1500s", (unsigned) n, why, lines);
     free(lines);
     orte_test_result_free(&run);
 }
@@ -64,9 +64,9 @@ START_TEST(a_missing_key_times_out_naming_the_peer_and_the_key)
     orte_test_result_t run;
     ck_assert(orte_test_run(&run, "%s -np 2 %s --expect-size 2 --check-timeout", orte_test_mcarun(),
                             orte_test_rank_program()));
-    ck_assert_msg(0 == run.status, "exited %d:\n%s%s", run.status, run.out, run.err);
+    ck_assert_msg(0 == run.status, "exited %d:\n%.1000s%.1500s", run.status, run.out, run.err);
     ck_assert_msg(NULL != strstr(run.err, "'test.never' from rank 1"),
-                  "no message naming the peer and the key:\n%s", run.err);
+                  "no message naming the peer and the key:\n%.1500s", run.err);
     orte_test_result_free(&run);
 }
 END_TEST
@@ -76,7 +76,7 @@ START_TEST(session_directory_is_mcaruns_and_gone_when_the_job_ends)
     orte_test_result_t run;
     ck_assert(orte_test_run(&run, "%s -np 2 %s --expect-size 2 --keys 2", orte_test_mcarun(),
                             orte_test_rank_program()));
-    ck_assert_msg(0 == run.status, "exited %d:\n%s%s", run.status, run.out, run.err);
+    ck_assert_msg(0 == run.status, "exited %d:\n%.1000s%.1500s", run.status, run.out, run.err);
     const char *line = strstr(run.out, "session ");
     ck_assert_ptr_nonnull(line);
     char dir[4096];
@@ -97,7 +97,7 @@ START_TEST(an_abort_stops_the_job_with_its_status)
                             orte_test_mcarun(), orte_test_rank_program()));
     ck_assert_int_eq(run.status, 7);
     ck_assert_msg(NULL != strstr(run.err, "rank 1 aborts on purpose"),
-                  "the abort message is missing:\n%s", run.err);
+                  "the abort message is missing:\n%.1500s", run.err);
     orte_test_result_free(&run);
 }
 END_TEST
@@ -107,7 +107,7 @@ START_TEST(ess_singleton_can_be_forced_under_mcarun)
     orte_test_result_t run;
     ck_assert(orte_test_run(&run, "%s --mca ess singleton -np 2 %s --expect-size 1 --keys 2",
                             orte_test_mcarun(), orte_test_rank_program()));
-    ck_assert_msg(0 == run.status, "exited %d:\n%s%s", run.status, run.out, run.err);
+    ck_assert_msg(0 == run.status, "exited %d:\n%.1000s%.1500s", run.status, run.out, run.err);
     /* Two jobs of one rank each. */
     const char *first = strstr(run.out, "rank 0 size 1 ");
     ck_assert_ptr_nonnull(first);

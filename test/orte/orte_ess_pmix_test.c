@@ -23,13 +23,13 @@ static char *run_mpirun(uint32_t n, const char *launcher_args, const char *rank_
     ck_assert(orte_test_run(&run, "mpirun --oversubscribe %s -np %u %s --expect-size %u %s",
                             launcher_args, (unsigned) n, orte_test_rank_program(), (unsigned) n,
                             rank_args));
-    ck_assert_msg(0 == run.status, "mpirun -np %u exited %d:\n%s%s", (unsigned) n, run.status,
-                  run.out, run.err);
+    ck_assert_msg(0 == run.status, "mpirun -np %u exited %d:\n%.1000s%.1500s", (unsigned) n,
+                  run.status, run.out, run.err);
     char why[256];
     char *lines = orte_test_rank_lines(run.out, n, why, sizeof(why));
-    ck_assert_msg(NULL != lines, "mpirun -np %u: %s:\n%s", (unsigned) n, why, run.out);
+    ck_assert_msg(NULL != lines, "mpirun -np %u: %s:\n%.1500s", (unsigned) n, why, run.out);
     ck_assert_msg(orte_test_check_job(lines, n, peer_locality, why, sizeof(why)),
-                  "mpirun -np %u: %s:\n%s", (unsigned) n, why, lines);
+                  "mpirun -np %u: %s:\n%.1500s", (unsigned) n, why, lines);
     orte_test_result_free(&run);
     return lines;
 }
@@ -40,11 +40,11 @@ static char *run_mcarun(uint32_t n, const char *launcher_args, const char *rank_
     ck_assert(orte_test_run(&run, "%s --oversubscribe %s -np %u %s --expect-size %u %s",
                             orte_test_mcarun(), launcher_args, (unsigned) n,
                             orte_test_rank_program(), (unsigned) n, rank_args));
-    ck_assert_msg(0 == run.status, "mcarun -np %u exited %d:\n%s%s", (unsigned) n, run.status,
-                  run.out, run.err);
+    ck_assert_msg(0 == run.status, "mcarun -np %u exited %d:\n%.1000s%.1500s", (unsigned) n,
+                  run.status, run.out, run.err);
     char why[256];
     char *lines = orte_test_rank_lines(run.out, n, why, sizeof(why));
-    ck_assert_msg(NULL != lines, "mcarun -np %u: %s:\n%s", (unsigned) n, why, run.out);
+    ck_assert_msg(NULL != lines, "mcarun -np %u: %s:\n%.1500s", (unsigned) n, why, run.out);
     orte_test_result_free(&run);
     return lines;
 }
@@ -88,9 +88,9 @@ START_TEST(a_missing_key_times_out_naming_the_peer_and_the_key)
     orte_test_result_t run;
     ck_assert(orte_test_run(&run, "mpirun --oversubscribe -np 2 %s --expect-size 2 --check-timeout",
                             orte_test_rank_program()));
-    ck_assert_msg(0 == run.status, "exited %d:\n%s%s", run.status, run.out, run.err);
+    ck_assert_msg(0 == run.status, "exited %d:\n%.1000s%.1500s", run.status, run.out, run.err);
     ck_assert_msg(NULL != strstr(run.err, "rank 1 did not publish 'test.never'"),
-                  "no message naming the peer and the key:\n%s", run.err);
+                  "no message naming the peer and the key:\n%.1500s", run.err);
     orte_test_result_free(&run);
 }
 END_TEST
@@ -100,7 +100,7 @@ START_TEST(session_directory_is_gone_when_the_job_ends)
     orte_test_result_t run;
     ck_assert(orte_test_run(&run, "mpirun --oversubscribe -np 3 %s --expect-size 3 --keys 2",
                             orte_test_rank_program()));
-    ck_assert_msg(0 == run.status, "exited %d:\n%s%s", run.status, run.out, run.err);
+    ck_assert_msg(0 == run.status, "exited %d:\n%.1000s%.1500s", run.status, run.out, run.err);
     const char *line = strstr(run.out, "session ");
     ck_assert_ptr_nonnull(line);
     char dir[4096];
@@ -122,10 +122,12 @@ START_TEST(an_abort_stops_the_whole_job)
                             "timeout -k 2 20 mpirun --oversubscribe -np 3 %s --expect-size 3 "
                             "--abort-rank 1 --abort-status 7",
                             orte_test_rank_program()));
-    ck_assert_msg(0 != run.status, "mpirun exited 0 after an abort:\n%s%s", run.out, run.err);
+    ck_assert_msg(0 != run.status, "mpirun exited 0 after an abort:\n%.1000s%.1500s", run.out,
+                  run.err);
     ck_assert_msg(NULL != strstr(run.err, "aborts the job with status 7: rank 1 aborts on purpose"),
-                  "the abort message is missing:\n%s", run.err);
-    ck_assert_msg(NULL == strstr(run.err, "FAIL rank"), "a rank saw the abort fail:\n%s", run.err);
+                  "the abort message is missing:\n%.1500s", run.err);
+    ck_assert_msg(NULL == strstr(run.err, "FAIL rank"), "a rank saw the abort fail:\n%.1500s",
+                  run.err);
     orte_test_result_free(&run);
 }
 END_TEST
@@ -139,7 +141,7 @@ START_TEST(an_unreachable_server_fails_orte_init_quickly)
                             orte_test_rank_program()));
     ck_assert_int_eq(run.status, 1);
     ck_assert_msg(NULL != strstr(run.err, "ess/pmix: PMIx_Init failed"),
-                  "no message saying why:\n%s", run.err);
+                  "no message saying why:\n%.1500s", run.err);
     orte_test_result_free(&run);
 }
 END_TEST
@@ -172,6 +174,17 @@ int main(void)
     }
     orte_test_forget_launchers();
     orte_test_use_build_tree_plugins();
+    /* In sanitizer builds, the ranks' LeakSanitizer would report what
+     * libpmix keeps until exit inside its own plugins, which it unloads
+     * at PMIx_Finalize, so the leaks cannot be told from ours (their
+     * stacks end in an unknown module). The ranks run without leak
+     * detection; every other ASan check still fails them, and this
+     * process keeps its own leak check (read at its start). */
+    const char *asan = getenv("ASAN_OPTIONS");
+    char options[1024];
+    snprintf(options, sizeof(options), "%s%sdetect_leaks=0", NULL == asan ? "" : asan,
+             NULL == asan || '\0' == asan[0] ? "" : ":");
+    setenv("ASAN_OPTIONS", options, 1);
     /* Open MPI refuses root unless told twice; harmless otherwise. */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);

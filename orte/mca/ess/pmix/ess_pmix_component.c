@@ -26,6 +26,9 @@ const orte_ess_base_component_t mca_ess_pmix_component = {
             MCA_BASE_COMPONENT_NAME("pmix", 1, 0, 0),
             .mca_register_component_params = pmix_register,
             .mca_query_component = pmix_query,
+            /* libpmix keeps state (threads, handlers, allocations it frees
+             * only at exit) past PMIx_Finalize: never unmap it. */
+            .mca_component_flags = MCA_BASE_COMPONENT_FLAG_ALWAYS_LOADED,
         },
 };
 
