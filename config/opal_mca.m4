@@ -38,9 +38,10 @@ AC_DEFUN([OPAL_MCA_CONFIGURE], [
 
     # A name in --enable-mca-static / --enable-mca-no-build that matches no
     # framework or component is a typo: say so rather than ignore it.
+    opal_mca_known_list=`echo "$opal_mca_known" | sed 's/^,//; s/,$//; s/,/ /g'`
     for opal_mca_item in `echo "$enable_mca_static,$enable_mca_no_build" | tr ',' ' '`; do
         AS_CASE(["$opal_mca_known"], [*",$opal_mca_item,"*], [],
-            [AC_MSG_ERROR([--enable-mca-static / --enable-mca-no-build: '$opal_mca_item' is not a framework or component of this tree (known: `echo $opal_mca_known | sed 's/^,//; s/,$//; s/,/ /g'`)])])
+            [AC_MSG_ERROR([--enable-mca-static / --enable-mca-no-build: '$opal_mca_item' is not a framework or component of this tree (known: $opal_mca_known_list)])])
     done
 
     _OPAL_MCA_WRITE_FRAMEWORK_LISTS
@@ -48,7 +49,7 @@ AC_DEFUN([OPAL_MCA_CONFIGURE], [
 
 # _OPAL_MCA_FRAMEWORK(project, fw, components)
 AC_DEFUN([_OPAL_MCA_FRAMEWORK], [
-    opal_mca_known="$opal_mca_known$2,"
+    opal_mca_known="${opal_mca_known}$2,"
     opal_mca_static_$1_$2=""
     opal_mca_frameworks_$1="$opal_mca_frameworks_$1 $2"
     m4_foreach_w([opal_comp], [$3], [
@@ -59,7 +60,7 @@ AC_DEFUN([_OPAL_MCA_FRAMEWORK], [
 
 # _OPAL_MCA_COMPONENT(project, fw, comp)
 AC_DEFUN([_OPAL_MCA_COMPONENT], [
-    opal_mca_known="$opal_mca_known$2-$3,"
+    opal_mca_known="${opal_mca_known}$2-$3,"
     opal_mca_build=yes
     opal_mca_why=
     AS_CASE(["$opal_mca_no_build_list"],
