@@ -71,8 +71,8 @@ int perf_parse_size(const char *text, size_t *size)
     errno = 0;
     char *end;
     unsigned long long n = strtoull(text, &end, 10);
-    if (0 != errno) {
-        return OPAL_ERR_BAD_PARAM;
+    if (ERANGE == errno) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
     }
     unsigned shift = 0;
     switch (*end) {

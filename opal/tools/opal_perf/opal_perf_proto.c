@@ -303,6 +303,7 @@ static int send_eager(perf_t *p, mca_btl_base_tag_t tag, const void *header, siz
             }
         }
         if (rc < 0) {
+            (void) btl->btl_free(btl, des);
             perf_fail(p, "send of %zu bytes failed: %s", header_size + payload_size,
                       opal_strerror(rc));
         }
@@ -344,6 +345,7 @@ static int send_frags(perf_t *p)
             }
         }
         if (rc < 0) {
+            (void) btl->btl_free(btl, des);
             perf_fail(p, "send of a fragment of %zu bytes failed: %s", len, opal_strerror(rc));
             return rc;
         }
