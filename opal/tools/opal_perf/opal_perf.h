@@ -144,7 +144,9 @@ typedef struct perf_t {
     uint64_t rx_msgs;   /* whole messages received into rbuf */
     size_t rx_frag_off; /* bytes of the current fragmented message */
     uint64_t rx_ack;
-    uint64_t rx_sync;
+    uint64_t rx_hello;
+    uint64_t rx_sync; /* barriers from the peer */
+    uint64_t tx_sync; /* barriers entered here */
     uint64_t rx_fin;
     uint64_t tx_rndv;     /* rendezvous requests sent (complete at their FIN) */
     int32_t peer_status;  /* worst status a sync from the peer carried */

@@ -241,11 +241,13 @@ static void on_sync(mca_btl_base_module_t *btl, const mca_btl_base_receive_descr
         p->peer_handle_size = msg.handle_size;
         memcpy(p->peer_rdma_component, msg.rdma_component, sizeof(p->peer_rdma_component));
         p->peer_rdma_component[sizeof(p->peer_rdma_component) - 1] = '\0';
+        ++p->rx_hello;
+    } else {
+        ++p->rx_sync;
     }
     if (msg.status < p->peer_status) {
         p->peer_status = msg.status;
     }
-    ++p->rx_sync;
 }
 
 static const mca_btl_base_am_fn_t callbacks[TAG_END - TAG_DATA] = {
@@ -490,9 +492,12 @@ int perf_sync(perf_t *p, int status)
     if (p->loopback) {
         return status;
     }
+    /* The peer's barrier n answers this side's barrier n, whenever it
+     * arrives (possibly before this one is sent). */
+    uint64_t target = ++p->tx_sync;
     int rc = send_sync(p, SYNC_BARRIER, status, 0);
     if (OPAL_SUCCESS == rc) {
-        rc = perf_wait(p, &p->rx_sync, p->rx_sync + 1);
+        rc = perf_wait(p, &p->rx_sync, target);
     }
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -667,7 +672,7 @@ static int hello(perf_t *p, uint64_t digest)
     }
     int rc = send_sync(p, SYNC_HELLO, OPAL_SUCCESS, digest);
     if (OPAL_SUCCESS == rc) {
-        rc = perf_wait(p, &p->rx_sync, 1);
+        rc = perf_wait(p, &p->rx_hello, 1);
     }
     if (OPAL_SUCCESS != rc) {
         fprintf(stderr, "opal_perf: rank %" PRIu32 ": start-up with rank %" PRIu32 " failed: %s\n",
