@@ -467,12 +467,17 @@ START_TEST(mca_typos_are_reported)
 }
 END_TEST
 
-/* True when component comp of btl is built in this build tree (as a plugin
- * or into libopal). */
+/* True when component comp of btl is part of this build: autogen found it
+ * (its directory is among the plugin directories) and it is built, as a
+ * plugin or into libopal. */
 static bool btl_built(const char *comp)
 {
     char rel[256];
     struct stat st;
+    snprintf(rel, sizeof(rel), "/opal/mca/btl/%s/.libs", comp);
+    if (NULL == strstr(OPAL_PERF_TEST_PLUGIN_DIRS, rel)) {
+        return false;
+    }
     snprintf(rel, sizeof(rel), "opal/mca/btl/%s/mca_btl_%s.la", comp, comp);
     if (0 == stat(mcarun_test_build_path(rel), &st)) {
         return true;

@@ -140,7 +140,11 @@ static int check_job(perf_t *p)
                     "opal_perf: %s measures between two processes: run it with mcarun -np 2 (or "
                     "-np 1 for btl/self alone); this job has %" PRIu32 "\n",
                     perf_command_name(p->opts.command), p->nprocs);
+            fflush(stderr);
         }
+        /* The others fail too, but only once rank 0 has said why (the
+         * launcher may stop the job at the first rank that fails). */
+        (void) opal_fence(false);
         return OPAL_ERR_BAD_PARAM;
     }
     p->loopback = 1 == p->nprocs;

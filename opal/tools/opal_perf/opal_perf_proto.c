@@ -699,6 +699,19 @@ static int hello(perf_t *p, uint64_t digest)
     return OPAL_SUCCESS;
 }
 
+static void add_progress(perf_t *p, const mca_btl_base_module_t *btl)
+{
+    if (NULL == btl || NULL == btl->btl_component->btl_progress) {
+        return;
+    }
+    for (int i = 0; i < p->num_progress; ++i) {
+        if (p->progress[i] == btl->btl_component->btl_progress) {
+            return;
+        }
+    }
+    p->progress[p->num_progress++] = btl->btl_component->btl_progress;
+}
+
 int perf_proto_init(perf_t *p, size_t max_size, uint64_t digest)
 {
     p->peer_status = OPAL_SUCCESS;
@@ -726,6 +739,10 @@ int perf_proto_init(perf_t *p, size_t max_size, uint64_t digest)
     if (OPAL_SUCCESS == rc && NULL != p->rdma_btl) {
         p->get_piece = get_piece_size(p->rdma_btl, max_size);
         rc = register_buffers(p);
+    }
+    if (OPAL_SUCCESS == rc) {
+        add_progress(p, p->send_btl);
+        add_progress(p, p->rdma_btl);
     }
     return rc;
 }
