@@ -47,16 +47,6 @@
 #define SM_MODEX_KEY "btl.sm"
 #define SM_MODEX_MAGIC 0x736d6d78u /* "smmx" */
 
-/* What says two processes share a node's memory: the same boot, the same
- * /dev/shm, the same pid namespace (pids mean the same), the same user. */
-typedef struct sm_identity_t {
-    char boot_id[40];
-    uint64_t shm_dev, shm_ino;
-    uint64_t pidns_dev, pidns_ino;
-    uint32_t uid;
-    uint32_t reserved;
-} sm_identity_t;
-
 typedef struct sm_modex_t {
     uint32_t magic;
     uint32_t version;
@@ -297,11 +287,6 @@ OPAL_DECLSPEC extern mca_btl_sm_module_t mca_btl_sm;
 /* ------------------------------------------------------------ functions */
 
 /* btl_sm_segment.c: this process's segment and the peers'. */
-int mca_btl_sm_identity_get(sm_identity_t *identity);
-/* Why a peer with this identity cannot be reached (a sentence for the
- * reasons array), or NULL when it can. */
-const char *mca_btl_sm_identity_compare(const sm_identity_t *mine, const sm_identity_t *peer);
-int mca_btl_sm_segment_name(uint32_t jobid, uint32_t rank, char *name, size_t size);
 int mca_btl_sm_segment_create(void);
 void mca_btl_sm_segment_destroy(void);
 /* Maps the peer's published segment into ep (seg_*, layout); on failure
@@ -311,8 +296,6 @@ int mca_btl_sm_segment_attach(mca_btl_sm_endpoint_t *ep, const sm_modex_t *modex
 void mca_btl_sm_segment_detach(mca_btl_sm_endpoint_t *ep);
 /* The layout this process will use, from the variables. */
 int mca_btl_sm_layout_compute(sm_layout_t *layout);
-/* Checks a peer's layout against the size of its mapping. */
-int mca_btl_sm_layout_check(const sm_layout_t *layout, size_t mapped, char *why, size_t why_size);
 
 /* btl_sm_endpoint.c */
 /* The endpoint of rank, creating it (modex lookup, attach) when needed;

@@ -153,7 +153,7 @@ mca_btl_sm_endpoint_t *mca_btl_sm_endpoint_get(uint32_t rank, opal_proc_t *proc,
         snprintf(why, why_size, "%s", mismatch);
         return NULL;
     }
-    mca_btl_sm_endpoint_t *ep = OBJ_NEW(mca_btl_sm_endpoint_t);
+    mca_btl_sm_endpoint_t *ep = OBJ_NEW(mca_btl_base_endpoint_t);
     if (NULL == ep) {
         snprintf(why, why_size, "out of memory");
         return NULL;

@@ -24,6 +24,8 @@
 #include "opal/opal_config.h"
 
 #include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "opal/threads/opal_atomic.h"
@@ -33,6 +35,10 @@
  * the value used. */
 #define SM_READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define SM_WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* Bounds a peer's layout must respect, whatever it says. */
+#define SM_MAX_SEGMENT (UINT64_C(1) << 34)
+#define SM_MAX_STRIDE (UINT32_C(1) << 30)
 
 #define SM_SEG_MAGIC UINT64_C(0x31306d736c61706f) /* "opalsm01" */
 #define SM_LAYOUT_VERSION 1u
@@ -170,5 +176,30 @@ static inline void sm_fifo_entry_decode(uint64_t entry, uint32_t *rank, uint32_t
     /* An index field of 0 decodes to UINT32_MAX: invalid. */
     *frag_index = (uint32_t)(entry & ((UINT32_C(1) << SM_FIFO_INDEX_BITS) - 1)) - 1;
 }
+
+/* What says two processes share a node's memory: the same boot, the same
+ * /dev/shm, the same pid namespace (pids mean the same), the same user. */
+typedef struct sm_identity_t {
+    char boot_id[40];
+    uint64_t shm_dev, shm_ino;
+    uint64_t pidns_dev, pidns_ino;
+    uint32_t uid;
+    uint32_t reserved;
+} sm_identity_t;
+
+/* btl_sm_layout.c: checks that need no process state. */
+
+/* This process's identity (fields it cannot read stay zero). */
+int mca_btl_sm_identity_get(sm_identity_t *identity);
+/* Why a peer with this identity cannot be reached (a phrase for add_procs'
+ * reasons), or NULL when it can. */
+const char *mca_btl_sm_identity_compare(const sm_identity_t *mine, const sm_identity_t *peer);
+/* "/<prefix>btl_sm.<rank>": prefix from OPAL_ORTE_SHM_PREFIX (mcarun), or
+ * built the same way ("opal-mca.<euid>.<jobid>.") without it. */
+int mca_btl_sm_segment_name(uint32_t jobid, uint32_t rank, char *name, size_t size);
+/* Checks a layout (a peer's, read from its segment) against the size of
+ * its mapping: every part inside it, sizes in range. OPAL_ERR_BAD_VALUE
+ * with the first problem in why. */
+int mca_btl_sm_layout_check(const sm_layout_t *layout, size_t mapped, char *why, size_t why_size);
 
 #endif /* OPAL_MCA_BTL_SM_BTL_SM_LAYOUT_H */

@@ -66,7 +66,8 @@ static int sm_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t *
         mca_btl_sm_endpoint_t *ep = mca_btl_sm_endpoint_get(proc->proc_name.vpid, proc, why,
                                                             sizeof(why));
         if (NULL != ep && SM_EP_CONNECTED != ep->state) {
-            snprintf(why, sizeof(why), "peer was dropped: %s", ep->reason);
+            snprintf(why, sizeof(why), "peer was dropped: %.*s",
+                     (int) (sizeof(why) - sizeof("peer was dropped: ")), ep->reason);
             ep = NULL;
         }
         if (NULL != ep) {
