@@ -40,6 +40,9 @@ void sm_rank_case_kill(void)
     if (sm_rank_size < 3) {
         sm_rank_fail("the kill case needs 3 ranks");
     }
+    if (OPAL_SUCCESS != opal_fence(false)) {
+        sm_rank_fail("fence");
+    }
     /* Everybody streams messages to everybody; the victim dies part of
      * the way, with messages to and from it in flight. */
     uint32_t seq[64] = {0};
@@ -87,6 +90,10 @@ void sm_rank_case_fault(const char *kind)
     const uint32_t count = 40;
     const size_t len = 2000;
     const bool blames = 0 != strcmp(kind, "fifo_tail");
+    /* Everybody has added everybody before anything goes wrong. */
+    if (OPAL_SUCCESS != opal_fence(false)) {
+        sm_rank_fail("fence");
+    }
     if (sm_rank_me == faulty) {
         for (uint32_t i = 0; i < count; ++i) {
             for (uint32_t dst = 0; dst < faulty; ++dst) {
@@ -122,6 +129,12 @@ void sm_rank_case_fault(const char *kind)
     } else {
         /* A scribbled FIFO tail is repaired by its owner; nothing is lost. */
         sm_rank_wait(&sm_rank_received[faulty], count, "messages from the rank that scribbled");
+    }
+    /* A while of progress, so that the receivers' periodic checks (every
+     * btl_sm_liveness_interval) have run since the fault. */
+    double until = sm_rank_now() + 0.2;
+    while (sm_rank_now() < until) {
+        opal_progress();
     }
     survivors_meet(faulty);
     printf("rank %u fault ok: %" PRIu64 " messages from rank %u before %s\n", sm_rank_me,

@@ -1,351 +1,70 @@
 /*
- * btl/sm through real jobs: mcarun starts btl_sm_rank from the build tree
- * with a btl selection and a case, and each test checks what the ranks
- * said and how the job ended. Under valgrind (make check-valgrind) the
- * ranks run under valgrind too, with smaller counts.
+ * btl/sm through the generic btl suite (test/btl/btl_test_suite.h): every
+ * size, tag, order, the sendi busy path, put / get, eight ranks all to
+ * all and a killed peer, over `--mca btl self,sm`, with sm carrying every
+ * message between two ranks; and what happens without sm.
  */
 #include "opal/opal_config.h"
 
-#include <dirent.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "test/orte/mcarun_test_support.h"
-#include "test/orte/orte_test_support.h"
-#include "test/support/opal_test.h"
+#include "test/btl/btl_test_suite.h"
 
-static char rank_prog[PATH_MAX];
+static const btl_suite_t sm_suite = {
+    .name = "btl_sm",
+    .btl = "self,sm",
+    .between_ranks = "sm",
+    .cases = BTL_SUITE_ALL,
+};
 
-/* mcarun's arguments, then (under valgrind) valgrind's, then the rank
- * program and the case. */
-static void run_job(mcarun_run_t *run, const char *const *mcarun_args, const char *const *case_args)
+/* The job failed in add_procs; the first rank to fail (mcarun then stops
+ * the other) named its peer and every reason. */
+static void expect_unreachable(const char *btl, const char *const *reasons)
 {
-    const char *args[64];
-    size_t n = 0;
-    for (size_t i = 0; NULL != mcarun_args[i]; ++i) {
-        args[n++] = mcarun_args[i];
-    }
-    args[n++] = "--timeout";
-    args[n++] = opal_test_under_valgrind() ? "300" : "60";
-    if (opal_test_under_valgrind()) {
-        static char supp[PATH_MAX];
-        snprintf(supp, sizeof(supp), "--suppressions=%s/../contrib/valgrind.supp",
-                 opal_test_srcdir());
-        args[n++] = "valgrind";
-        args[n++] = "--quiet";
-        args[n++] = "--error-exitcode=97";
-        args[n++] = "--leak-check=full";
-        args[n++] = "--errors-for-leak-kinds=definite,indirect";
-        args[n++] = "--show-leak-kinds=definite,indirect";
-        args[n++] = supp;
-    }
-    args[n++] = rank_prog;
-    for (size_t i = 0; NULL != case_args[i]; ++i) {
-        args[n++] = case_args[i];
-    }
-    args[n] = NULL;
-    mcarun_test_mcarun(run, NULL, args);
-}
-
-#define JOB(run, mcarun_list, case_list)                                                           \
-    do {                                                                                           \
-        const char *const m_[] = {mcarun_list, NULL};                                              \
-        const char *const c_[] = {case_list, NULL};                                                \
-        run_job((run), m_, c_);                                                                    \
-    } while (0)
-#define ARGS(...) __VA_ARGS__
-
-/* Asserts, printing the job's output first when it fails. */
-#define EXPECT(run, cond)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            mcarun_test_dump(run);                                                                 \
-            ck_abort_msg("expected: %s", #cond);                                                   \
-        }                                                                                          \
-    } while (0)
-
-static int count(const char *text, const char *needle)
-{
-    return mcarun_test_count(text, needle);
-}
-
-static const char *small(const char *full, const char *under_valgrind)
-{
-    return opal_test_under_valgrind() ? under_valgrind : full;
-}
-
-/* Files of any btl/sm segment of this user left in /dev/shm. */
-static int shm_files(void)
-{
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "opal-mca.%lu.", (unsigned long) geteuid());
-    DIR *dir = opendir("/dev/shm");
-    if (NULL == dir) {
-        return 0;
-    }
-    int n = 0;
-    struct dirent *e;
-    while (NULL != (e = readdir(dir))) {
-        if (0 == strncmp(e->d_name, prefix, strlen(prefix)) && NULL != strstr(e->d_name, "btl_sm.")) {
-            ++n;
-        }
-    }
-    closedir(dir);
-    return n;
-}
-
-static void expect_alltoall(mcarun_run_t *run, int np)
-{
-    char line[96];
-    EXPECT(run, 0 == run->status);
-    for (int r = 0; r < np; ++r) {
-        snprintf(line, sizeof(line), "rank %d alltoall ok:", r);
-        EXPECT(run, 1 == count(run->out, line));
-    }
-    /* Every rank reached its neighbour through sm, and once every peer
-     * had mapped every segment, none was left in /dev/shm. */
-    EXPECT(run, np == count(run->out, "module sm; shm leftovers 0\n"));
-}
-
-START_TEST(all_to_all_np2_every_size_in_order)
-{
+    const char *args[] = {"sizes", NULL};
     mcarun_run_t run;
-    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"),
-        ARGS("alltoall", small("60", "8")));
-    expect_alltoall(&run, 2);
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-START_TEST(all_to_all_np8_oversubscribed)
-{
-    mcarun_run_t run;
-    JOB(&run, ARGS("-np", small("8", "4"), "--oversubscribe", "--mca", "btl", "self,sm"),
-        ARGS("alltoall", small("25", "3")));
-    expect_alltoall(&run, opal_test_under_valgrind() ? 4 : 8);
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-START_TEST(all_to_all_with_tiny_resources_still_completes)
-{
-    /* Small FIFO, few fragments and credits, no fast boxes at first: every
-     * path that waits for room is taken. */
-    mcarun_run_t run;
-    JOB(&run,
-        ARGS("-np", "3", "--oversubscribe", "--mca", "btl", "self,sm", "--mca", "btl_sm_fifo_size",
-             "4", "--mca", "btl_sm_eager_frags", "4", "--mca", "btl_sm_max_frags", "2", "--mca",
-             "btl_sm_frags_per_peer", "3", "--mca", "btl_sm_fbox_size", "256", "--mca",
-             "btl_sm_fbox_threshold", "50"),
-        ARGS("alltoall", small("80", "6")));
-    expect_alltoall(&run, 3);
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-START_TEST(busy_receiver_bounds_the_sender)
-{
-    mcarun_run_t run;
-    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("flood"));
-    EXPECT(&run, 0 == run.status);
-    EXPECT(&run, 1 == count(run.out, "rank 0 flood ok: busy after "));
-    EXPECT(&run, 1 == count(run.out, "rank 1 flood ok: 5000 messages in order"));
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-static void rdma_job(const char *np, const char *mechanism)
-{
-    mcarun_run_t run;
-    JOB(&run,
-        ARGS("-np", np, "--oversubscribe", "--mca", "btl", "self,sm", "--mca",
-             "btl_sm_single_copy_mechanism", mechanism),
-        ARGS("rdma"));
-    EXPECT(&run, 0 == run.status);
-    EXPECT(&run, atoi(np) == count(run.out, " rdma ok\n"));
+    btl_suite_run(&run, btl, NULL, NULL, 2, args);
+    uint32_t peer = btl_suite_has(run.err, "  rank 1 (on ") ? 1 : 0;
+    btl_suite_expect_unreachable(&run, peer, reasons);
     mcarun_test_run_free(&run);
 }
 
-START_TEST(put_get_through_cma)
+START_TEST(excluding_sm_leaves_two_ranks_unreachable_naming_sm)
 {
-    rdma_job("2", "cma");
-    rdma_job("3", "cma");
+    /* Only self is left: a rank says why nothing reaches the other, and
+     * that sm was excluded. */
+    const char *reasons[] = {"self: not this process", "sm: excluded by btl=^sm", NULL};
+    expect_unreachable("^sm", reasons);
 }
 END_TEST
 
-START_TEST(put_get_through_shared_memory_when_cma_is_off)
+START_TEST(self_alone_says_sm_was_not_included)
 {
-    rdma_job("2", "none");
-    rdma_job("3", "none");
+    const char *reasons[] = {"self: not this process", "sm: not included by btl=self", NULL};
+    expect_unreachable("self", reasons);
 }
 END_TEST
 
-START_TEST(excluding_sm_leaves_two_ranks_unreachable_and_says_why)
+START_TEST(sm_with_the_fallback_forced_still_passes_rdma)
 {
+    /* The whole suite runs with CMA off in btl_sm_nocma_test; this one
+     * makes sure the variable reaches sm here too. */
+    const char *args[] = {"rdma", NULL};
+    const char *mca[] = {"--mca", "btl_sm_single_copy_mechanism", "none", NULL};
     mcarun_run_t run;
-    JOB(&run, ARGS("-np", "2", "--mca", "btl", "^sm"), ARGS("alltoall", "1"));
-    EXPECT(&run, 0 != run.status);
-    EXPECT(&run, 2 == count(run.out, "add_procs: "));
-    EXPECT(&run, NULL != strstr(run.err, "sm: excluded by btl=^sm") ||
-                     NULL != strstr(run.out, "sm: excluded by btl=^sm"));
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-START_TEST(self_alone_cannot_reach_a_second_rank)
-{
-    mcarun_run_t run;
-    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self"), ARGS("alltoall", "1"));
-    EXPECT(&run, 0 != run.status);
-    EXPECT(&run, 2 == count(run.out, "add_procs: "));
-    EXPECT(&run, NULL != strstr(run.err, "sm: excluded by btl=self") ||
-                     NULL != strstr(run.out, "sm: excluded by btl=self"));
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-START_TEST(killed_peer_is_reported_and_survivors_finish)
-{
-    int before = shm_files();
-    mcarun_run_t run;
-    JOB(&run,
-        ARGS("-np", "3", "--oversubscribe", "--enable-recovery", "--mca", "btl", "self,sm"),
-        ARGS("kill"));
-    /* mcarun reports the killed rank; the others ended well. */
-    EXPECT(&run, 0 != run.status && 124 != run.status);
-    EXPECT(&run, 1 == count(run.out, "rank 0 kill ok: error callback for rank 2"));
-    EXPECT(&run, 1 == count(run.out, "rank 1 kill ok: error callback for rank 2"));
-    EXPECT(&run, 1 == count(run.out, "rank 0: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
-    EXPECT(&run, 1 == count(run.out, "rank 1: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
-    EXPECT(&run, shm_files() <= before);
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-static void fault_job(const char *kind, const char *what)
-{
-    mcarun_run_t run;
-    JOB(&run, ARGS("-np", "3", "--oversubscribe", "--mca", "btl", "self,sm"), ARGS("fault", kind));
-    EXPECT(&run, 0 == run.status);
-    for (int r = 0; r < 3; ++r) {
-        char line[64];
-        snprintf(line, sizeof(line), "rank %d fault ok", r);
-        EXPECT(&run, 1 == count(run.out, line));
-    }
-    if (NULL != what) {
-        /* Both receivers name the rank that scribbled, and what it did. */
-        EXPECT(&run, 2 == count(run.out, what));
-        EXPECT(&run, 1 == count(run.out, "rank 0: error callback: flags 0x4 peer 2: sm: rank 2 "));
-        EXPECT(&run, 1 == count(run.out, "rank 1: error callback: flags 0x4 peer 2: sm: rank 2 "));
-    } else {
-        EXPECT(&run, 0 == count(run.out, "error callback"));
-        EXPECT(&run, 2 <= count(run.err, "FIFO was scribbled on by a peer") +
-                              count(run.out, "FIFO was scribbled on by a peer"));
-    }
-    mcarun_test_run_free(&run);
-}
-
-START_TEST(scribbled_fifo_entry_names_the_peer)
-{
-    fault_job("fifo_entry", "wrote into this process's FIFO after setting up its fast box");
-}
-END_TEST
-
-START_TEST(scribbled_fragment_length_names_the_peer)
-{
-    fault_job("frag_len", "; it holds ");
-}
-END_TEST
-
-START_TEST(scribbled_fast_box_size_names_the_peer)
-{
-    fault_job("fbox_size", "fast box holds an impossible header");
-}
-END_TEST
-
-START_TEST(scribbled_fast_box_type_names_the_peer)
-{
-    fault_job("fbox_type", "fast box holds a message of unknown type");
-}
-END_TEST
-
-START_TEST(scribbled_fifo_tail_is_repaired)
-{
-    fault_job("fifo_tail", NULL);
-}
-END_TEST
-
-START_TEST(blocking_receiver_sleeps_and_wakes)
-{
-    mcarun_run_t run;
-    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm", "--mca", "btl_sm_blocking", "1"),
-        ARGS("blocking", "40"));
-    EXPECT(&run, 0 == run.status);
-    EXPECT(&run, 1 == count(run.out, "rank 0 blocking ok: 40 messages"));
-    EXPECT(&run, 1 == count(run.out, "rank 1 blocking ok"));
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-START_TEST(progress_wait_without_blocking_mode_never_sleeps_through_messages)
-{
-    mcarun_run_t run;
-    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("blocking", "20"));
-    EXPECT(&run, 0 == run.status);
-    EXPECT(&run, 1 == count(run.out, "rank 0 blocking ok: 20 messages"));
-    mcarun_test_run_free(&run);
-}
-END_TEST
-
-START_TEST(peer_with_a_private_dev_shm_is_not_claimed)
-{
-    /* Rank 1 gets a /dev/shm of its own (a mount namespace): sm must see
-     * it is not shared, and say so. Needs unshare and mount rights. */
-    if (0 != system("unshare --mount --propagation private sh -c "
-                    "'mount -t tmpfs none /dev/shm' >/dev/null 2>&1")) {
-        return;
-    }
-    char script[2 * PATH_MAX + 512];
-    snprintf(script, sizeof(script),
-             "if [ \"$OPAL_ORTE_RANK\" = 1 ]; then exec unshare --mount --propagation private sh "
-             "-c 'mount -t tmpfs none /dev/shm && exec \"$0\" \"$@\"' %s alltoall 1; else exec "
-             "%s alltoall 1; fi",
-             rank_prog, rank_prog);
-    const char *const args[] = {"-np", "2", "--timeout", "60", "--mca", "btl", "self,sm",
-                                "sh", "-c", script, NULL};
-    mcarun_run_t run;
-    mcarun_test_mcarun(&run, NULL, args);
-    EXPECT(&run, 0 != run.status);
-    EXPECT(&run, NULL != strstr(run.err, "does not share this /dev/shm") ||
-                     NULL != strstr(run.out, "does not share this /dev/shm"));
+    btl_suite_run(&run, "self,sm", mca, NULL, 2, args);
+    btl_suite_expect_ok(&run, 2, "rdma", "sm");
     mcarun_test_run_free(&run);
 }
 END_TEST
 
 int main(void)
 {
-    orte_test_use_build_tree_plugins();
-    snprintf(rank_prog, sizeof(rank_prog), "%s", mcarun_test_build_path("test/btl/btl_sm_rank"));
-    Suite *s = suite_create("btl_sm");
-    OPAL_TEST_ADD(s, all_to_all_np2_every_size_in_order);
-    OPAL_TEST_ADD(s, all_to_all_np8_oversubscribed);
-    OPAL_TEST_ADD(s, all_to_all_with_tiny_resources_still_completes);
-    OPAL_TEST_ADD(s, busy_receiver_bounds_the_sender);
-    OPAL_TEST_ADD(s, put_get_through_cma);
-    OPAL_TEST_ADD(s, put_get_through_shared_memory_when_cma_is_off);
-    OPAL_TEST_ADD(s, excluding_sm_leaves_two_ranks_unreachable_and_says_why);
-    OPAL_TEST_ADD(s, self_alone_cannot_reach_a_second_rank);
-    OPAL_TEST_ADD(s, killed_peer_is_reported_and_survivors_finish);
-    OPAL_TEST_ADD(s, scribbled_fifo_entry_names_the_peer);
-    OPAL_TEST_ADD(s, scribbled_fragment_length_names_the_peer);
-    OPAL_TEST_ADD(s, scribbled_fast_box_size_names_the_peer);
-    OPAL_TEST_ADD(s, scribbled_fast_box_type_names_the_peer);
-    OPAL_TEST_ADD(s, scribbled_fifo_tail_is_repaired);
-    OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
-    OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
-    OPAL_TEST_ADD(s, peer_with_a_private_dev_shm_is_not_claimed);
-    return opal_test_run(s);
+    Suite *s = btl_suite_create(&sm_suite);
+    OPAL_TEST_ADD(s, excluding_sm_leaves_two_ranks_unreachable_naming_sm);
+    OPAL_TEST_ADD(s, self_alone_says_sm_was_not_included);
+    OPAL_TEST_ADD(s, sm_with_the_fallback_forced_still_passes_rdma);
+    return btl_suite_main(s);
 }

@@ -10,6 +10,10 @@
 
 #include "opal/mca/btl/sm/btl_sm.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/util/opal_timer.h"
+
+/* How long finalize waits for peers to make room for accepted sends. */
+#define SM_DRAIN_TIMEOUT_NS (UINT64_C(10) * 1000000000u)
 
 static int sm_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
                         mca_btl_base_endpoint_t **endpoints, opal_bitmap_t *reachable,
@@ -118,12 +122,46 @@ static int sm_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoin
     return mca_btl_sm_emu_flush(endpoint);
 }
 
+/* Sends that were accepted but wait for room (pending descriptors, put /
+ * get streams) still go out before the segment closes: the caller was
+ * told they would. Bounded: peers that die are dropped by progress, and
+ * one that stays alive but never reads is given up on. */
+static void drain(void)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    const uint64_t deadline = opal_timer_ns() + SM_DRAIN_TIMEOUT_NS;
+    for (;;) {
+        bool waiting = false;
+        mca_btl_sm_endpoint_t *ep;
+        SM_LOCK();
+        OPAL_LIST_FOREACH (ep, &sm->endpoints, mca_btl_sm_endpoint_t) {
+            if (SM_EP_CONNECTED == ep->state &&
+                (!opal_list_is_empty(&ep->pending) || !opal_list_is_empty(&ep->streams))) {
+                waiting = true;
+                break;
+            }
+        }
+        SM_UNLOCK();
+        if (!waiting) {
+            return;
+        }
+        if (opal_timer_ns() > deadline) {
+            SM_VERBOSE(1, "btl sm: finalize gave up on sends a peer did not make room for");
+            return;
+        }
+        mca_btl_sm_component_progress();
+    }
+}
+
 static int sm_finalize(mca_btl_base_module_t *btl)
 {
     (void) btl;
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     if (!sm->initialized) {
         return OPAL_SUCCESS;
+    }
+    if (NULL != sm->seg_hdr) {
+        drain();
     }
     /* Peers see CLOSED before anything else goes: our exit that follows
      * is not a failure to them. */

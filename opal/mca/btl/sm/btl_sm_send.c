@@ -51,7 +51,7 @@ static bool inject_fault(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
         SM_WRITE_ONCE(frag->hdr->len, frag->capacity + 4096);
         return false;
     case SM_FAULT_FIFO_TAIL:
-        atomic_store_explicit(&ep->seg_hdr->fifo_tail, UINT64_C(0xdeadbeef00000000),
+        atomic_store_explicit(&ep->seg_hdr->fifo_tail, UINT64_C(0xdeadbeefdeadbeef),
                               memory_order_relaxed);
         return false;
     case SM_FAULT_FBOX_SIZE:
@@ -297,11 +297,12 @@ int mca_btl_sm_send_progress(void)
                                                                        work_link));
         events += mca_btl_sm_frag_reclaim(ep);
         while (SM_EP_CONNECTED == ep->state && !opal_list_is_empty(&ep->pending)) {
-            mca_btl_sm_frag_t *frag = (mca_btl_sm_frag_t *) opal_list_get_first(&ep->pending);
+            /* Off the pending list before posting puts it on inflight. */
+            mca_btl_sm_frag_t *frag = (mca_btl_sm_frag_t *) opal_list_remove_first(&ep->pending);
             if (OPAL_SUCCESS != mca_btl_sm_post_frag(ep, frag)) {
+                opal_list_prepend(&ep->pending, &frag->base.super.super);
                 break;
             }
-            opal_list_remove_first(&ep->pending);
             frag->flags &= ~SM_FRAG_PENDING;
             ++events;
         }
