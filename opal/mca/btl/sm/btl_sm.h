@@ -271,7 +271,9 @@ typedef struct mca_btl_sm_module_t {
     /* Blocking mode. */
     int wake_fd;
     bool wake_registered;
-    /* A peer cannot wake us: the eventfd stays readable. */
+    /* Every local peer can wake us (then sleeping is allowed), or one
+     * cannot (then never: the eventfd stays readable). */
+    bool wake_sleep_ok;
     bool wake_never_sleep;
 
     opal_mutex_t lock;

@@ -19,6 +19,13 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/runtime/opal_rte.h"
 
+#if defined(HAVE_VALGRIND_VALGRIND_H)
+#include <valgrind/valgrind.h>
+#define SM_UNDER_VALGRIND() RUNNING_ON_VALGRIND
+#else
+#define SM_UNDER_VALGRIND() 0
+#endif
+
 static void endpoint_construct(mca_btl_sm_endpoint_t *ep)
 {
     ep->proc = NULL;
@@ -73,9 +80,16 @@ static void endpoint_destruct(mca_btl_sm_endpoint_t *ep)
 OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct,
                    endpoint_destruct);
 
+/* A pidfd for pid, or -1 (then liveness falls back to kill(pid, 0), and
+ * blocking mode to spinning). Valgrind (3.19) does not know the pidfd
+ * system calls and warns about each: under it they are not tried. */
 static int pidfd_open_compat(pid_t pid)
 {
 #if defined(SYS_pidfd_open)
+    if (SM_UNDER_VALGRIND()) {
+        errno = ENOSYS;
+        return -1;
+    }
     return (int) syscall(SYS_pidfd_open, pid, 0);
 #else
     (void) pid;
@@ -250,8 +264,12 @@ int mca_btl_sm_endpoint_process_drops(void)
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     int events = 0;
     atomic_store_explicit(&sm->drops_pending, false, memory_order_relaxed);
-    mca_btl_sm_endpoint_t *ep;
-    OPAL_LIST_FOREACH (ep, &sm->endpoints, mca_btl_sm_endpoint_t) {
+    /* Under the lock, dropped around callbacks: another thread may add
+     * endpoints meanwhile (at the end of the list; none is removed). */
+    SM_LOCK();
+    for (opal_list_item_t *item = opal_list_get_first(&sm->endpoints);
+         item != opal_list_get_end(&sm->endpoints); item = opal_list_get_next(item)) {
+        mca_btl_sm_endpoint_t *ep = (mca_btl_sm_endpoint_t *) item;
         int state = atomic_load(&ep->state);
         if (SM_EP_CONNECTED == state || ep->dropped) {
             continue;
@@ -263,7 +281,6 @@ int mca_btl_sm_endpoint_process_drops(void)
              * finalizing is delivered. A failed one is not. */
             stop_polling(ep);
         }
-        SM_LOCK();
         fail_pending(ep);
         SM_UNLOCK();
         mca_btl_sm_emu_fail(ep, OPAL_ERR_UNREACH);
@@ -273,17 +290,19 @@ int mca_btl_sm_endpoint_process_drops(void)
         }
         if (SM_EP_CLOSED == state) {
             SM_VERBOSE(20, "btl sm: %s", ep->reason);
-            continue;
-        }
-        char info[MCA_BTL_BASE_REASON_MAX + 8];
-        snprintf(info, sizeof(info), "sm: %s", ep->reason);
-        SM_VERBOSE(1, "btl %s", info);
-        if (NULL != sm->error_cb) {
-            sm->error_cb(&sm->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
         } else {
-            opal_output(0, "btl %s", info);
+            char info[MCA_BTL_BASE_REASON_MAX + 8];
+            snprintf(info, sizeof(info), "sm: %s", ep->reason);
+            SM_VERBOSE(1, "btl %s", info);
+            if (NULL != sm->error_cb) {
+                sm->error_cb(&sm->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
+            } else {
+                opal_output(0, "btl %s", info);
+            }
         }
+        SM_LOCK();
     }
+    SM_UNLOCK();
     return events;
 }
 
@@ -292,6 +311,7 @@ int mca_btl_sm_endpoint_check_peers(void)
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     int events = 0;
     mca_btl_sm_endpoint_t *ep;
+    SM_LOCK();
     OPAL_LIST_FOREACH (ep, &sm->endpoints, mca_btl_sm_endpoint_t) {
         if (SM_EP_CONNECTED != atomic_load(&ep->state)) {
             continue;
@@ -322,5 +342,6 @@ int mca_btl_sm_endpoint_check_peers(void)
             ++events;
         }
     }
+    SM_UNLOCK();
     return events;
 }

@@ -88,8 +88,11 @@ typedef struct sm_seg_header_t {
      * an atomic decrement before it sets up a fast box to the owner. */
     opal_atomic_int32_t fbox_in_available;
     /* Blocking mode: set by some peer that cannot wake the owner (it
-     * could not obtain the owner's eventfd), so the owner must not sleep. */
+     * could not obtain the owner's eventfd), so the owner must not sleep;
+     * and the peers that have tried (the owner sleeps only once every
+     * local peer has, and none failed). */
     opal_atomic_uint32_t wake_unreachable;
+    opal_atomic_uint32_t wake_ready;
 
     /* Blocking mode: 1 while the owner may be asleep; a peer that posts
      * a message and finds it set clears it and writes the owner's

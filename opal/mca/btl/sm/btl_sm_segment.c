@@ -146,6 +146,7 @@ int mca_btl_sm_segment_create(void)
     atomic_store_explicit(&hdr->fbox_in_available, (int32_t) mca_btl_sm_component.fbox_max,
                           memory_order_relaxed);
     atomic_store_explicit(&hdr->wake_unreachable, 0, memory_order_relaxed);
+    atomic_store_explicit(&hdr->wake_ready, 0, memory_order_relaxed);
     atomic_store_explicit(&hdr->wake_armed, 0, memory_order_relaxed);
     mca_btl_sm_fifo_format((opal_atomic_uint64_t *) (void *) (sm->seg_base + layout.fifo_offset),
                            &hdr->fifo_tail, layout.fifo_slots);

@@ -10,9 +10,13 @@
  *   sender:          publish the message; fence; if armed, clear it and
  *                    write the receiver's eventfd
  * Either the receiver's second look finds the message, or the sender
- * finds the flag and wakes it. A peer that cannot get the eventfd says so
- * in the receiver's segment; that receiver then never sleeps (its eventfd
- * stays readable), and says so at verbosity.
+ * finds the flag and wakes it. A process sleeps only once every local
+ * peer has tried to get its eventfd (a count in its segment, bumped after
+ * the try) and none failed; until then, and for good when one failed
+ * (it says so in the segment), its eventfd stays readable so that
+ * opal_progress_wait spins instead of sleeping, with a notice at
+ * verbosity. The engine always progresses after the fd callbacks, so a
+ * wake-up drained there is never lost.
  *
  * Without blocking mode the eventfd is registered too and kept readable,
  * so that a caller of opal_progress_wait spins through sm instead of
@@ -42,7 +46,7 @@ static int wake_cb(int fd, uint32_t events, void *context)
 {
     (void) events;
     (void) context;
-    if (mca_btl_sm_component.blocking && !mca_btl_sm.wake_never_sleep) {
+    if (mca_btl_sm.wake_sleep_ok) {
         uint64_t value;
         while (read(fd, &value, sizeof(value)) < 0 && EINTR == errno) {
         }
@@ -67,9 +71,10 @@ int mca_btl_sm_wake_init(void)
         opal_output(0, "btl sm: cannot create an eventfd: %s", strerror(errno));
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    if (!mca_btl_sm_component.blocking) {
-        wake_write(sm->wake_fd);
-    }
+    /* Readable until sleeping is allowed (blocking mode, every peer able
+     * to wake us): opal_progress_wait never sleeps through a message. */
+    sm->wake_sleep_ok = false;
+    wake_write(sm->wake_fd);
     int rc = opal_progress_fd_register(sm->wake_fd, wake_cb, NULL);
     if (OPAL_SUCCESS != rc) {
         opal_output(0, "btl sm: cannot watch its eventfd: %s", opal_strerror(rc));
@@ -106,21 +111,46 @@ void mca_btl_sm_wake_connect(mca_btl_sm_endpoint_t *ep, int32_t peer_fd)
 #endif
     }
     if (ep->wake_fd < 0) {
-        /* Relaxed: the receiver reads it after its own fence when it
-         * arms, and before we ever post to it. */
         atomic_store_explicit(&ep->seg_hdr->wake_unreachable, 1, memory_order_relaxed);
         SM_VERBOSE(1, "btl sm: cannot get rank %u's eventfd (%s): it will spin instead of sleeping",
                    ep->rank, strerror(err));
     }
+    /* Release pairs with the owner's acquire load in arm: the failure
+     * above is visible before the count says we tried. */
+    atomic_fetch_add_explicit(&ep->seg_hdr->wake_ready, 1, memory_order_release);
     if (ep->pidfd >= 0) {
         (void) opal_progress_fd_register(ep->pidfd, pidfd_cb, NULL);
     }
 }
 
-bool mca_btl_sm_wake_arm(void)
+/* Whether this process may sleep now; decided once for good. */
+static bool sleep_allowed(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
+    if (OPAL_LIKELY(sm->wake_sleep_ok) || sm->wake_never_sleep) {
+        return sm->wake_sleep_ok;
+    }
     sm_seg_header_t *hdr = sm->seg_hdr;
+    /* Acquire pairs with the peers' release increments. */
+    uint32_t ready = atomic_load_explicit(&hdr->wake_ready, memory_order_acquire);
+    if (0 != atomic_load_explicit(&hdr->wake_unreachable, memory_order_relaxed)) {
+        sm->wake_never_sleep = true;
+        SM_VERBOSE(1, "btl sm: a peer cannot wake rank %u: it spins instead of sleeping",
+                   sm->my_rank);
+        return false;
+    }
+    /* The eventfd is still readable from init: the next wait drains it
+     * (wake_cb) and progresses, then sleeps. */
+    sm->wake_sleep_ok = ready + 1 >= sm->local_size;
+    return sm->wake_sleep_ok;
+}
+
+bool mca_btl_sm_wake_arm(void)
+{
+    sm_seg_header_t *hdr = mca_btl_sm.seg_hdr;
+    if (!sleep_allowed()) {
+        return false;
+    }
     /* Still armed: no peer posted since (one that did cleared it). */
     if (0 != atomic_load_explicit(&hdr->wake_armed, memory_order_relaxed)) {
         return false;
@@ -129,13 +159,6 @@ bool mca_btl_sm_wake_arm(void)
     /* Pairs with the sender's fence between its post and its load of
      * wake_armed. */
     atomic_thread_fence(memory_order_seq_cst);
-    if (OPAL_UNLIKELY(0 != atomic_load_explicit(&hdr->wake_unreachable, memory_order_relaxed)) &&
-        !sm->wake_never_sleep) {
-        sm->wake_never_sleep = true;
-        wake_write(sm->wake_fd);
-        SM_VERBOSE(1, "btl sm: a peer cannot wake rank %u: it spins instead of sleeping",
-                   sm->my_rank);
-    }
     return true;
 }
 

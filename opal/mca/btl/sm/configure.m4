@@ -6,6 +6,9 @@ AC_DEFUN([MCA_opal_btl_sm_CONFIG], [
     AC_CHECK_HEADERS([sys/mman.h sys/eventfd.h sys/uio.h sys/prctl.h], [],
                      [opal_btl_sm_happy=no])
     AC_CHECK_FUNCS([process_vm_readv process_vm_writev], [], [opal_btl_sm_happy=no])
+    # Optional: under valgrind sm skips the pidfd system calls it does not
+    # know (btl_sm_endpoint.c).
+    AC_CHECK_HEADERS([valgrind/valgrind.h])
     OPAL_BTL_SM_LIBS=
     opal_btl_sm_save_LIBS=$LIBS
     AC_SEARCH_LIBS([shm_open], [rt], [test "x$ac_cv_search_shm_open" = "xnone required" ||
