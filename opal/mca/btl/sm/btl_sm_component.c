@@ -273,11 +273,10 @@ static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threa
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     *num_btls = 0;
 
-    const opal_proc_job_info_t *job = opal_proc_job_info();
-    if (NULL == job) {
-        mca_base_component_decline(self, "no job information (no runtime)");
+    if (!mca_btl_base_require_job(self)) {
         return NULL;
     }
+    const opal_proc_job_info_t *job = opal_proc_job_info();
     if (job->local_size < 2) {
         mca_base_component_decline(self, "no other process of this job on this node");
         return NULL;
