@@ -91,7 +91,8 @@ static int shm_files(void)
     int n = 0;
     struct dirent *e;
     while (NULL != (e = readdir(dir))) {
-        if (0 == strncmp(e->d_name, prefix, strlen(prefix)) && NULL != strstr(e->d_name, "btl_sm.")) {
+        if (0 == strncmp(e->d_name, prefix, strlen(prefix)) &&
+            NULL != strstr(e->d_name, "btl_sm.")) {
             ++n;
         }
     }
@@ -115,8 +116,7 @@ static void expect_alltoall(mcarun_run_t *run, int np)
 START_TEST(all_to_all_np2_every_size_in_order)
 {
     mcarun_run_t run;
-    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"),
-        ARGS("alltoall", small("60", "8")));
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("alltoall", small("60", "8")));
     expect_alltoall(&run, 2);
     mcarun_test_run_free(&run);
 }
@@ -153,8 +153,7 @@ START_TEST(killed_peer_is_reported_and_survivors_finish)
 {
     int before = shm_files();
     mcarun_run_t run;
-    JOB(&run,
-        ARGS("-np", "3", "--oversubscribe", "--enable-recovery", "--mca", "btl", "self,sm"),
+    JOB(&run, ARGS("-np", "3", "--oversubscribe", "--enable-recovery", "--mca", "btl", "self,sm"),
         ARGS("kill"));
     /* mcarun reports the killed rank; the others ended well. */
     EXPECT(&run, 0 != run.status && 124 != run.status);
@@ -261,8 +260,8 @@ START_TEST(peer_with_a_private_dev_shm_is_not_claimed)
              "-c 'mount -t tmpfs none /dev/shm && exec \"$0\" \"$@\"' %s alltoall 1; else exec "
              "%s alltoall 1; fi",
              rank_prog, rank_prog);
-    const char *const args[] = {"-np", "2", "--timeout", "60", "--mca", "btl", "self,sm",
-                                "sh", "-c", script, NULL};
+    const char *const args[] = {"-np",     "2",  "--timeout", "60",   "--mca", "btl",
+                                "self,sm", "sh", "-c",        script, NULL};
     mcarun_run_t run;
     mcarun_test_mcarun(&run, NULL, args);
     EXPECT(&run, 0 != run.status);

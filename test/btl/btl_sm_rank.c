@@ -70,7 +70,8 @@ void sm_rank_fail(const char *format, ...)
     exit(1);
 }
 
-static void data_cb(struct mca_btl_base_module_t *btl, const mca_btl_base_receive_descriptor_t *desc)
+static void data_cb(struct mca_btl_base_module_t *btl,
+                    const mca_btl_base_receive_descriptor_t *desc)
 {
     (void) btl;
     const mca_btl_base_segment_t *seg = &desc->des_segments[0];
@@ -95,15 +96,16 @@ static void data_cb(struct mca_btl_base_module_t *btl, const mca_btl_base_receiv
     const uint8_t *data = (const uint8_t *) seg->seg_addr + sizeof(hdr);
     for (size_t i = 0; i < hdr.len; ++i) {
         if (data[i] != sm_rank_pattern(src, hdr.seq, i)) {
-            sm_rank_fail("message %u from rank %u (%u bytes): byte %zu is %u, not %u", hdr.seq,
-                         src, hdr.len, i, data[i], sm_rank_pattern(src, hdr.seq, i));
+            sm_rank_fail("message %u from rank %u (%u bytes): byte %zu is %u, not %u", hdr.seq, src,
+                         hdr.len, i, data[i], sm_rank_pattern(src, hdr.seq, i));
         }
     }
     sm_rank_bytes[src] += hdr.len;
     sm_rank_received[src] = sm_rank_received[src] + 1;
 }
 
-static void ctrl_cb(struct mca_btl_base_module_t *btl, const mca_btl_base_receive_descriptor_t *desc)
+static void ctrl_cb(struct mca_btl_base_module_t *btl,
+                    const mca_btl_base_receive_descriptor_t *desc)
 {
     (void) btl;
     const mca_btl_base_segment_t *seg = &desc->des_segments[0];
@@ -233,8 +235,8 @@ static int shm_leftovers(void)
 
 static void case_alltoall(uint32_t count)
 {
-    static const size_t sizes[] = {0,    1,    7,    8,    63,    64,    65,    255,  256,
-                                   1000, 1024, 1025, 2047, 3000,  4080,  4096,  4097, 8191,
+    static const size_t sizes[] = {0,    1,     7,     8,     63,    64,     65,      255,  256,
+                                   1000, 1024,  1025,  2047,  3000,  4080,   4096,    4097, 8191,
                                    8192, 16384, 30000, 32752, 65536, 131072, 1u << 20};
     const size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
     uint64_t sent = 0;
@@ -314,8 +316,9 @@ static void case_flood(void)
     /* Descriptors are bounded too (btl_sm_frags_per_peer). */
     mca_btl_base_descriptor_t *held[4096];
     uint32_t nheld = 0;
-    while (nheld < 4096 && NULL != (held[nheld] = btl->btl_alloc(btl, ep, MCA_BTL_NO_ORDER, 64,
-                                                                  MCA_BTL_DES_FLAGS_BTL_OWNERSHIP))) {
+    while (nheld < 4096 &&
+           NULL != (held[nheld] = btl->btl_alloc(btl, ep, MCA_BTL_NO_ORDER, 64,
+                                                 MCA_BTL_DES_FLAGS_BTL_OWNERSHIP))) {
         ++nheld;
     }
     if (4096 == nheld) {

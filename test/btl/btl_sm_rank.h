@@ -38,7 +38,7 @@ typedef struct sm_rank_ctrl_t {
     uint32_t kind;
     uint32_t src;
     uint64_t value;
-    uint64_t read_address;  /* SM_CTRL_HANDLES */
+    uint64_t read_address; /* SM_CTRL_HANDLES */
     uint64_t write_address;
     uint8_t read_handle[SM_RANK_HANDLE_MAX];
     uint8_t write_handle[SM_RANK_HANDLE_MAX];
@@ -65,7 +65,7 @@ void sm_rank_fail(const char *format, ...) OPAL_PRINTF_LIKE(1, 2);
 /* The pattern byte i of message seq from src. */
 static inline uint8_t sm_rank_pattern(uint32_t src, uint32_t seq, size_t i)
 {
-    return (uint8_t)(src * 31u + seq * 7u + i);
+    return (uint8_t) (src * 31u + seq * 7u + i);
 }
 
 /* Sends a data message of len pattern bytes to dst (copying, retrying

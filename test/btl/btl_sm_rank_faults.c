@@ -166,7 +166,7 @@ void sm_rank_case_blocking(int messages)
             if (0 == i % 5) {
                 usleep(2000);
             }
-            if (OPAL_SUCCESS != sm_rank_send_data(0, (uint32_t) i, (size_t)(i % 3) * 3000)) {
+            if (OPAL_SUCCESS != sm_rank_send_data(0, (uint32_t) i, (size_t) (i % 3) * 3000)) {
                 sm_rank_fail("send %d", i);
             }
         }

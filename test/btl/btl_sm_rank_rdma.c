@@ -14,7 +14,7 @@
 #include "opal/util/opal_error.h"
 #include "test/btl/btl_sm_rank.h"
 
-#define READ_SIZE ((size_t) 4 << 20)
+#define READ_SIZE  ((size_t) 4 << 20)
 #define WRITE_SIZE ((size_t) 1 << 20)
 
 static volatile uint64_t completions;
@@ -36,12 +36,12 @@ static void rdma_cb(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 
 static uint8_t read_pattern(uint32_t owner, size_t i)
 {
-    return (uint8_t)(owner * 13u + i * 3u + (i >> 10));
+    return (uint8_t) (owner * 13u + i * 3u + (i >> 10));
 }
 
 static uint8_t write_pattern(uint32_t writer, size_t i)
 {
-    return (uint8_t)(writer * 17u + i * 5u + 1u);
+    return (uint8_t) (writer * 17u + i * 5u + 1u);
 }
 
 static mca_btl_base_module_t *rdma_btl(uint32_t dst, struct mca_btl_base_endpoint_t **ep)
@@ -102,15 +102,15 @@ void sm_rank_case_rdma(void)
     mca_btl_base_registration_handle_t *wh =
         btl->btl_register_mem(btl, NULL, writable, WRITE_SIZE, MCA_BTL_REG_FLAG_REMOTE_WRITE);
     mca_btl_base_registration_handle_t *lh =
-        btl->btl_register_mem(btl, NULL, local, READ_SIZE + 64, MCA_BTL_REG_FLAG_LOCAL_WRITE |
-                                                                    MCA_BTL_REG_FLAG_LOCAL_READ);
+        btl->btl_register_mem(btl, NULL, local, READ_SIZE + 64,
+                              MCA_BTL_REG_FLAG_LOCAL_WRITE | MCA_BTL_REG_FLAG_LOCAL_READ);
     if (NULL == rh || NULL == wh || NULL == lh) {
         sm_rank_fail("register_mem");
     }
     sm_rank_ctrl_t ctrl = {.kind = SM_CTRL_HANDLES,
                            .src = me,
-                           .read_address = (uint64_t)(uintptr_t) readable,
-                           .write_address = (uint64_t)(uintptr_t) writable};
+                           .read_address = (uint64_t) (uintptr_t) readable,
+                           .write_address = (uint64_t) (uintptr_t) writable};
     memcpy(ctrl.read_handle, rh, btl->btl_registration_handle_size);
     memcpy(ctrl.write_handle, wh, btl->btl_registration_handle_size);
     if (OPAL_SUCCESS != sm_rank_send_ctrl(source, &ctrl)) {
@@ -125,8 +125,8 @@ void sm_rank_case_rdma(void)
     const uint64_t raddr = theirs->read_address, waddr = theirs->write_address;
 
     /* Gets at offsets and sizes, including empty and whole. */
-    static const size_t gets[][3] = {{0, 0, 0},         {0, 1, 3},       {1, 7, 0},
-                                     {100, 4096, 1},    {4095, 65537, 5}, {123457, 300001, 7},
+    static const size_t gets[][3] = {{0, 0, 0},        {0, 1, 3},        {1, 7, 0},
+                                     {100, 4096, 1},   {4095, 65537, 5}, {123457, 300001, 7},
                                      {0, READ_SIZE, 0}};
     for (size_t g = 0; g < sizeof(gets) / sizeof(gets[0]); ++g) {
         size_t off = gets[g][0], len = gets[g][1], loff = gets[g][2];
@@ -146,8 +146,8 @@ void sm_rank_case_rdma(void)
         }
     }
     /* Outside the region, or against the handle's permissions: refused. */
-    int rc = btl->btl_get(btl, ep, local, raddr + READ_SIZE - 10, lh, trh, 100, 0,
-                          MCA_BTL_NO_ORDER, rdma_cb, NULL, NULL);
+    int rc = btl->btl_get(btl, ep, local, raddr + READ_SIZE - 10, lh, trh, 100, 0, MCA_BTL_NO_ORDER,
+                          rdma_cb, NULL, NULL);
     if (OPAL_ERR_BAD_PARAM != rc) {
         sm_rank_fail("get past the region's end: %s, not Bad parameter", opal_strerror(rc));
     }
@@ -214,8 +214,8 @@ void sm_rank_case_bw(size_t size, int iters)
     memset(buf, (int) sm_rank_me, size);
     mca_btl_base_registration_handle_t *h =
         btl->btl_register_mem(btl, NULL, buf, size, MCA_BTL_REG_FLAG_ACCESS_ANY);
-    sm_rank_ctrl_t ctrl = {.kind = SM_CTRL_HANDLES, .src = sm_rank_me,
-                           .read_address = (uint64_t)(uintptr_t) buf};
+    sm_rank_ctrl_t ctrl = {
+        .kind = SM_CTRL_HANDLES, .src = sm_rank_me, .read_address = (uint64_t) (uintptr_t) buf};
     memcpy(ctrl.read_handle, h, btl->btl_registration_handle_size);
     sm_rank_send_ctrl(peer, &ctrl);
     sm_rank_wait32(&sm_rank_ctrl_count[peer][SM_CTRL_HANDLES], 1, "handles");

@@ -316,7 +316,7 @@ START_TEST(fbox_delivers_messages_in_order_across_wraps)
     uint8_t data[64], got[64];
     uint32_t sent = 0, received = 0;
     for (int round = 0; round < 3000; ++round) {
-        uint32_t len = (uint32_t)(round * 7 % 60);
+        uint32_t len = (uint32_t) (round * 7 % 60);
         memset(data, (int) sent, sizeof(data));
         if (fbox_send(&f, data, len, (uint8_t) sent)) {
             ++sent;
@@ -369,11 +369,12 @@ START_TEST(fbox_stale_payload_never_reads_as_a_header)
     /* Payload bytes that look like the header the reader expects later. */
     uint8_t data[56];
     for (int round = 0; round < 200; ++round) {
-        sm_fbox_hdr_t fake = {.data = {.seq = f.in.seq + 1, .size = 8, .tag = 9, .type = SM_MSG_AM}};
+        sm_fbox_hdr_t fake = {
+            .data = {.seq = f.in.seq + 1, .size = 8, .tag = 9, .type = SM_MSG_AM}};
         for (size_t i = 0; i + 8 <= sizeof(data); i += 8) {
             memcpy(data + i, &fake.word, 8);
         }
-        ck_assert(fbox_send(&f, data, (uint32_t)(round % 2 ? 56 : 24), (uint8_t) round));
+        ck_assert(fbox_send(&f, data, (uint32_t) (round % 2 ? 56 : 24), (uint8_t) round));
         uint8_t got[64];
         uint32_t len;
         uint8_t tag;
@@ -431,12 +432,12 @@ START_TEST(fbox_any_garbage_stays_inside_the_ring)
             if (round % 2) {
                 sm_fbox_hdr_t h;
                 h.word = x;
-                h.data.seq = (uint32_t)(1 + (x >> 61));
+                h.data.seq = (uint32_t) (1 + (x >> 61));
                 word = h.word;
             }
             atomic_store(sm_fbox_word(f.out.ring, (uint32_t) i), word);
         }
-        f.in.seq = 1 + (uint32_t)(x & 3);
+        f.in.seq = 1 + (uint32_t) (x & 3);
         for (int i = 0; i < 10; ++i) {
             sm_fbox_msg_t msg;
             if (1 != sm_fbox_peek(&f.in, &msg)) {

@@ -44,7 +44,7 @@
 #define SM_SEG_NAME_MAX 128
 
 /* The modex key and what is published under it. */
-#define SM_MODEX_KEY "btl.sm"
+#define SM_MODEX_KEY   "btl.sm"
 #define SM_MODEX_MAGIC 0x736d6d78u /* "smmx" */
 
 typedef struct sm_modex_t {
@@ -90,9 +90,9 @@ typedef struct mca_btl_sm_component_t {
     unsigned fbox_threshold; /* messages to a peer before its fast box */
     int single_copy_mechanism;
     bool blocking;
-    unsigned liveness_ms;  /* how often peers are checked */
-    unsigned rdma_ops;     /* emulated put / get in flight */
-    int fault_inject;      /* SM_FAULT_* (tests) */
+    unsigned liveness_ms; /* how often peers are checked */
+    unsigned rdma_ops;    /* emulated put / get in flight */
+    int fault_inject;     /* SM_FAULT_* (tests) */
     unsigned fault_after;
 
     int output; /* btl_base_verbose's stream */
@@ -163,10 +163,10 @@ typedef struct mca_btl_base_endpoint_t {
     sm_fbox_out_t fbox_out;
     bool fbox_out_on;
     uint32_t fifo_sends;
-    uint32_t held;      /* fragments out for this peer (caller or in flight) */
-    opal_list_t inflight; /* mca_btl_sm_frag_t, in posting order */
-    opal_list_t pending;  /* mca_btl_sm_frag_t waiting for room */
-    opal_list_t streams;  /* sm_rdma_op_t with data or messages to send */
+    uint32_t held;              /* fragments out for this peer (caller or in flight) */
+    opal_list_t inflight;       /* mca_btl_sm_frag_t, in posting order */
+    opal_list_t pending;        /* mca_btl_sm_frag_t waiting for room */
+    opal_list_t streams;        /* sm_rdma_op_t with data or messages to send */
     opal_list_item_t work_link; /* on mca_btl_sm.work_eps while it has work */
     bool on_work;
     uint32_t faults_sent; /* SM_FAULT_*: messages sent so far */
@@ -281,10 +281,15 @@ typedef struct mca_btl_sm_module_t {
 
 OPAL_DECLSPEC extern mca_btl_sm_module_t mca_btl_sm;
 
-#define SM_LOCK() OPAL_THREAD_LOCK(&mca_btl_sm.lock)
+/* The struct of type holding member at ptr. */
+#define SM_CONTAINER_OF(ptr, type, member)                                                         \
+    ((type *) (void *) ((char *) (ptr) -offsetof(type, member)))
+
+#define SM_LOCK()   OPAL_THREAD_LOCK(&mca_btl_sm.lock)
 #define SM_UNLOCK() OPAL_THREAD_UNLOCK(&mca_btl_sm.lock)
 
-#define SM_VERBOSE(level, ...) opal_output_verbose((level), mca_btl_sm_component.output, __VA_ARGS__)
+#define SM_VERBOSE(level, ...)                                                                     \
+    opal_output_verbose((level), mca_btl_sm_component.output, __VA_ARGS__)
 
 /* ------------------------------------------------------------ functions */
 
@@ -367,11 +372,9 @@ int mca_btl_sm_deregister_mem(mca_btl_base_module_t *btl,
                               mca_btl_base_registration_handle_t *handle);
 /* The registration a peer's request names, when it covers
  * [address, address + length) for access; NULL otherwise. */
-const mca_btl_base_registration_handle_t *mca_btl_sm_registration_find(uint32_t index,
-                                                                       uint64_t cookie,
-                                                                       uint64_t address,
-                                                                       uint64_t length,
-                                                                       uint32_t access);
+const mca_btl_base_registration_handle_t *
+mca_btl_sm_registration_find(uint32_t index, uint64_t cookie, uint64_t address, uint64_t length,
+                             uint32_t access);
 /* Checks a peer's handle for an access of [address, address + size). */
 int mca_btl_sm_handle_check(const mca_btl_sm_endpoint_t *ep,
                             const mca_btl_base_registration_handle_t *handle, uint64_t address,

@@ -62,15 +62,15 @@ static int reg_uint(const char *name, const char *description, mca_base_var_info
                     unsigned *storage, unsigned value)
 {
     *storage = value;
-    int index = mca_base_component_var_register(&mca_btl_sm_component.super.btl_version, name,
-                                                description, MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL,
-                                                MCA_BASE_VAR_FLAG_NONE, level,
-                                                MCA_BASE_VAR_SCOPE_LOCAL, storage);
+    int index = mca_base_component_var_register(
+        &mca_btl_sm_component.super.btl_version, name, description, MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+        NULL, MCA_BASE_VAR_FLAG_NONE, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
     return index < 0 ? index : OPAL_SUCCESS;
 }
 
-static int reg_enum(const char *name, const char *description, const mca_base_var_enum_value_t *values,
-                    uint32_t flags, mca_base_var_info_lvl_t level, int *storage, int value)
+static int reg_enum(const char *name, const char *description,
+                    const mca_base_var_enum_value_t *values, uint32_t flags,
+                    mca_base_var_info_lvl_t level, int *storage, int value)
 {
     mca_base_var_enum_t *enumerator = NULL;
     int rc = mca_base_var_enum_create(name, values, &enumerator);
@@ -138,14 +138,14 @@ static int sm_register(void)
     ok = ok && OPAL_SUCCESS == (rc = reg_uint("fbox_threshold",
                                               "Messages to a peer before its fast box is set up",
                                               OPAL_INFO_LVL_5, &c->fbox_threshold, 16));
-    ok = ok && OPAL_SUCCESS == (rc = reg_enum("single_copy_mechanism",
-                                              "How put and get move data: cma (one copy with "
-                                              "process_vm_readv/writev; falls back by itself "
-                                              "where not permitted) or none (pipelined copies "
-                                              "through shared memory)",
-                                              single_copy_values, MCA_BASE_VAR_FLAG_NONE,
-                                              OPAL_INFO_LVL_3, &c->single_copy_mechanism,
-                                              SM_SINGLE_COPY_CMA));
+    ok = ok &&
+         OPAL_SUCCESS == (rc = reg_enum("single_copy_mechanism",
+                                        "How put and get move data: cma (one copy with "
+                                        "process_vm_readv/writev; falls back by itself "
+                                        "where not permitted) or none (pipelined copies "
+                                        "through shared memory)",
+                                        single_copy_values, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
+                                        &c->single_copy_mechanism, SM_SINGLE_COPY_CMA));
     c->blocking = false;
     if (ok) {
         int index = mca_base_component_var_register(

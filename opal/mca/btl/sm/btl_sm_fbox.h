@@ -34,7 +34,7 @@
 #include "opal/threads/opal_atomic.h"
 
 /* Messages start at multiples of this; a power of two, at least 8. */
-#define SM_FBOX_ALIGN 32u
+#define SM_FBOX_ALIGN    32u
 #define SM_FBOX_HDR_SIZE 8u
 /* The smallest ring: a few messages of the largest inline size. */
 #define SM_FBOX_MIN_SIZE 256u
@@ -94,7 +94,7 @@ static inline uint32_t sm_fbox_need(uint32_t payload)
 
 static inline opal_atomic_uint64_t *sm_fbox_word(const uint8_t *ring, uint32_t pos)
 {
-    return (opal_atomic_uint64_t *) (uintptr_t)(ring + pos);
+    return (opal_atomic_uint64_t *) (uintptr_t) (ring + pos);
 }
 
 /* Clears a fast box (control line and ring) of ring_size bytes at base and
@@ -160,8 +160,8 @@ static inline void sm_fbox_commit(sm_fbox_out_t *out, uint32_t pos, uint32_t pay
         atomic_store_explicit(sm_fbox_word(out->ring, next & (out->size - 1)), 0,
                               memory_order_relaxed);
     }
-    sm_fbox_hdr_t hdr = {.data = {.seq = out->seq, .size = (uint16_t) payload, .tag = tag,
-                                  .type = type}};
+    sm_fbox_hdr_t hdr = {
+        .data = {.seq = out->seq, .size = (uint16_t) payload, .tag = tag, .type = type}};
     /* Release pairs with the reader's acquire load: the payload and the
      * zeroed word are visible before the header. */
     atomic_store_explicit(sm_fbox_word(out->ring, pos), hdr.word, memory_order_release);

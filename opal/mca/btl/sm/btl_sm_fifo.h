@@ -31,8 +31,8 @@
 #include "opal/threads/opal_atomic.h"
 #include "opal/util/opal_error.h"
 
-#define SM_FIFO_SEQ_SHIFT 40
-#define SM_FIFO_SEQ_MASK ((UINT64_C(1) << 24) - 1)
+#define SM_FIFO_SEQ_SHIFT  40
+#define SM_FIFO_SEQ_MASK   ((UINT64_C(1) << 24) - 1)
 #define SM_FIFO_VALUE_MASK ((UINT64_C(1) << SM_FIFO_SEQ_SHIFT) - 1)
 /* Positions are compared modulo 2^24: a ring must be smaller than half. */
 #define SM_FIFO_MAX_SLOTS (UINT32_C(1) << 22)
@@ -58,8 +58,8 @@ static inline uint64_t sm_fifo_slot_word(uint64_t position, uint64_t value)
  * signed number: 0 ready for it, < 0 still a lap behind (full). */
 static inline int32_t sm_fifo_seq_diff(uint64_t word, uint64_t position)
 {
-    uint32_t d = (uint32_t)((word >> SM_FIFO_SEQ_SHIFT) - (position & SM_FIFO_SEQ_MASK));
-    return (int32_t)(d << 8) >> 8;
+    uint32_t d = (uint32_t) ((word >> SM_FIFO_SEQ_SHIFT) - (position & SM_FIFO_SEQ_MASK));
+    return (int32_t) (d << 8) >> 8;
 }
 
 /* Writes an empty FIFO of nslots (a power of two, at most
@@ -95,16 +95,14 @@ static inline int sm_fifo_push(sm_fifo_t *fifo, uint64_t value)
             if (0 == (word & SM_FIFO_VALUE_MASK)) {
                 /* Release pairs with the consumer's acquire load of the
                  * slot: the fragment written before is visible there. */
-                if (atomic_compare_exchange_strong_explicit(slot, &word,
-                                                            sm_fifo_slot_word(pos, value),
-                                                            memory_order_release,
-                                                            memory_order_relaxed)) {
+                if (atomic_compare_exchange_strong_explicit(
+                        slot, &word, sm_fifo_slot_word(pos, value), memory_order_release,
+                        memory_order_relaxed)) {
                     uint64_t expected = pos;
                     /* Release pairs with sm_fifo_check's acquire load of
                      * the tail: a tail past p means slot p is filled. */
-                    atomic_compare_exchange_strong_explicit(fifo->tail, &expected, pos + 1,
-                                                            memory_order_release,
-                                                            memory_order_relaxed);
+                    atomic_compare_exchange_strong_explicit(
+                        fifo->tail, &expected, pos + 1, memory_order_release, memory_order_relaxed);
                     return OPAL_SUCCESS;
                 }
                 continue;

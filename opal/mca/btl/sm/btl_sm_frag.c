@@ -87,8 +87,7 @@ int mca_btl_sm_frags_init(void)
     }
     if (OPAL_SUCCESS == rc) {
         rc = bind_list(&sm->max_list, l->eager_count, l->max_count,
-                       l->frag_offset + (uint64_t) l->eager_count * l->eager_stride,
-                       l->max_stride);
+                       l->frag_offset + (uint64_t) l->eager_count * l->eager_stride, l->max_stride);
     }
     return rc;
 }

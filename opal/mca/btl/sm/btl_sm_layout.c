@@ -85,8 +85,7 @@ int mca_btl_sm_segment_name(uint32_t jobid, uint32_t rank, char *name, size_t si
     const char *prefix = getenv(SM_SHM_PREFIX_ENV);
     /* A prefix must be a plain file name part: anything else is not
      * mcarun's, and the name is built here the way mcarun builds it. */
-    if (NULL == prefix || '\0' == prefix[0] || NULL != strchr(prefix, '/') ||
-        strlen(prefix) > 64) {
+    if (NULL == prefix || '\0' == prefix[0] || NULL != strchr(prefix, '/') || strlen(prefix) > 64) {
         snprintf(own, sizeof(own), "opal-mca.%lu.%lu.", (unsigned long) geteuid(),
                  (unsigned long) jobid);
         prefix = own;
@@ -133,4 +132,3 @@ int mca_btl_sm_layout_check(const sm_layout_t *l, size_t mapped, char *why, size
     }
     return OPAL_SUCCESS;
 }
-

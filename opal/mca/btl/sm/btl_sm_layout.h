@@ -33,14 +33,14 @@
 /* One load or store of shared memory a peer may change at any time: the
  * compiler must neither repeat nor tear it, so that a value checked is
  * the value used. */
-#define SM_READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define SM_READ_ONCE(x)     __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define SM_WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 /* Bounds a peer's layout must respect, whatever it says. */
 #define SM_MAX_SEGMENT (UINT64_C(1) << 34)
-#define SM_MAX_STRIDE (UINT32_C(1) << 30)
+#define SM_MAX_STRIDE  (UINT32_C(1) << 30)
 
-#define SM_SEG_MAGIC UINT64_C(0x31306d736c61706f) /* "opalsm01" */
+#define SM_SEG_MAGIC      UINT64_C(0x31306d736c61706f) /* "opalsm01" */
 #define SM_LAYOUT_VERSION 1u
 
 /* What a segment's owner says about itself (sm_seg_header_t.state). */
@@ -128,7 +128,7 @@ typedef struct sm_frag_hdr_t {
 } sm_frag_hdr_t;
 
 #define SM_FRAG_HDR_SIZE OPAL_CACHE_LINE_SIZE
-#define SM_FRAG_DONE 1u
+#define SM_FRAG_DONE     1u
 
 /* Payload of SM_MSG_FBOX_SETUP: from now on everything from the sender
  * comes through its fast box number fbox_index (in the sender's
@@ -162,22 +162,22 @@ typedef struct sm_rdma_msg_t {
 } sm_rdma_msg_t;
 
 /* A FIFO entry names the sending rank and one of its fragments. */
-#define SM_FIFO_RANK_BITS 24
+#define SM_FIFO_RANK_BITS  24
 #define SM_FIFO_INDEX_BITS 16
-#define SM_FIFO_MAX_RANK ((UINT32_C(1) << SM_FIFO_RANK_BITS) - 1)
+#define SM_FIFO_MAX_RANK   ((UINT32_C(1) << SM_FIFO_RANK_BITS) - 1)
 /* Fragment indices are stored + 1 so that no entry is 0 (empty). */
 #define SM_MAX_FRAGS ((UINT32_C(1) << SM_FIFO_INDEX_BITS) - 1)
 
 static inline uint64_t sm_fifo_entry(uint32_t rank, uint32_t frag_index)
 {
-    return ((uint64_t) rank << SM_FIFO_INDEX_BITS) | (uint64_t)(frag_index + 1);
+    return ((uint64_t) rank << SM_FIFO_INDEX_BITS) | (uint64_t) (frag_index + 1);
 }
 
 static inline void sm_fifo_entry_decode(uint64_t entry, uint32_t *rank, uint32_t *frag_index)
 {
-    *rank = (uint32_t)(entry >> SM_FIFO_INDEX_BITS) & SM_FIFO_MAX_RANK;
+    *rank = (uint32_t) (entry >> SM_FIFO_INDEX_BITS) & SM_FIFO_MAX_RANK;
     /* An index field of 0 decodes to UINT32_MAX: invalid. */
-    *frag_index = (uint32_t)(entry & ((UINT32_C(1) << SM_FIFO_INDEX_BITS) - 1)) - 1;
+    *frag_index = (uint32_t) (entry & ((UINT32_C(1) << SM_FIFO_INDEX_BITS) - 1)) - 1;
 }
 
 /* What says two processes share a node's memory: the same boot, the same

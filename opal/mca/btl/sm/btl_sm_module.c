@@ -67,8 +67,8 @@ static int sm_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t *
             continue;
         }
         SM_LOCK();
-        mca_btl_sm_endpoint_t *ep = mca_btl_sm_endpoint_get(proc->proc_name.vpid, proc, why,
-                                                            sizeof(why));
+        mca_btl_sm_endpoint_t *ep =
+            mca_btl_sm_endpoint_get(proc->proc_name.vpid, proc, why, sizeof(why));
         if (NULL != ep && SM_EP_CONNECTED != ep->state) {
             snprintf(why, sizeof(why), "peer was dropped: %.*s",
                      (int) (sizeof(why) - sizeof("peer was dropped: ")), ep->reason);
@@ -180,10 +180,7 @@ static int sm_finalize(mca_btl_base_module_t *btl)
     mca_btl_sm_rdma_fini();
     opal_list_item_t *item;
     while (NULL != (item = opal_list_remove_first(&sm->work_eps))) {
-        mca_btl_sm_endpoint_t *owner = (mca_btl_sm_endpoint_t *) (void *) ((char *) item -
-                                                                       offsetof(
-                                                                           mca_btl_sm_endpoint_t,
-                                                                           work_link));
+        mca_btl_sm_endpoint_t *owner = SM_CONTAINER_OF(item, mca_btl_sm_endpoint_t, work_link);
         owner->on_work = false;
     }
     OPAL_LIST_FOREACH (ep, &sm->endpoints, mca_btl_sm_endpoint_t) {

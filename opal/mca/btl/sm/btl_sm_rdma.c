@@ -102,8 +102,7 @@ static int registry_index(uint32_t *index)
 
 mca_btl_base_registration_handle_t *mca_btl_sm_register_mem(mca_btl_base_module_t *btl,
                                                             mca_btl_base_endpoint_t *endpoint,
-                                                            void *base, size_t size,
-                                                            uint32_t flags)
+                                                            void *base, size_t size, uint32_t flags)
 {
     (void) btl;
     (void) endpoint;
@@ -125,7 +124,7 @@ mca_btl_base_registration_handle_t *mca_btl_sm_register_mem(mca_btl_base_module_
     }
     sm->reg_by_index[index] = reg;
     reg->in_use = true;
-    reg->handle.base = (uint64_t)(uintptr_t) base;
+    reg->handle.base = (uint64_t) (uintptr_t) base;
     reg->handle.length = size;
     reg->handle.owner_rank = sm->my_rank;
     reg->handle.owner_pid = (int32_t) sm->my_pid;
@@ -144,8 +143,7 @@ int mca_btl_sm_deregister_mem(mca_btl_base_module_t *btl,
     if (NULL == handle) {
         return OPAL_ERR_BAD_PARAM;
     }
-    sm_registration_t *reg = (sm_registration_t *) (void *) ((char *) handle -
-                                                           offsetof(sm_registration_t, handle));
+    sm_registration_t *reg = SM_CONTAINER_OF(handle, sm_registration_t, handle);
     SM_LOCK();
     uint32_t index = handle->index;
     if (index >= sm->reg_count || sm->reg_by_index[index] != reg || !reg->in_use) {
@@ -168,11 +166,9 @@ static bool within(uint64_t address, uint64_t length, uint64_t base, uint64_t re
     return address >= base && length <= region && address - base <= region - length;
 }
 
-const mca_btl_base_registration_handle_t *mca_btl_sm_registration_find(uint32_t index,
-                                                                       uint64_t cookie,
-                                                                       uint64_t address,
-                                                                       uint64_t length,
-                                                                       uint32_t access)
+const mca_btl_base_registration_handle_t *
+mca_btl_sm_registration_find(uint32_t index, uint64_t cookie, uint64_t address, uint64_t length,
+                             uint32_t access)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     if (index >= sm->reg_count || NULL == sm->reg_by_index[index]) {
@@ -190,8 +186,9 @@ int mca_btl_sm_handle_check(const mca_btl_sm_endpoint_t *ep,
                             const mca_btl_base_registration_handle_t *handle, uint64_t address,
                             size_t size, uint32_t access)
 {
-    if (NULL == handle || handle->owner_rank != ep->rank || handle->owner_pid != (int32_t) ep->pid ||
-        access != (handle->flags & access) || !within(address, size, handle->base, handle->length)) {
+    if (NULL == handle || handle->owner_rank != ep->rank ||
+        handle->owner_pid != (int32_t) ep->pid || access != (handle->flags & access) ||
+        !within(address, size, handle->base, handle->length)) {
         return OPAL_ERR_BAD_PARAM;
     }
     return OPAL_SUCCESS;
@@ -205,7 +202,7 @@ static int cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t remot
     size_t done = 0;
     while (done < size) {
         struct iovec liov = {.iov_base = (char *) local + done, .iov_len = size - done};
-        struct iovec riov = {.iov_base = (void *) (uintptr_t)(remote + done),
+        struct iovec riov = {.iov_base = (void *) (uintptr_t) (remote + done),
                              .iov_len = size - done};
         ssize_t n = is_get ? process_vm_readv(ep->pid, &liov, 1, &riov, 1, 0)
                            : process_vm_writev(ep->pid, &liov, 1, &riov, 1, 0);
@@ -215,18 +212,18 @@ static int cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t remot
         }
         int err = n < 0 ? errno : EFAULT;
         switch (err) {
-        case EINTR:
-            continue;
-        case EPERM:
-        case EACCES:
-        case ENOSYS:
-            return OPAL_ERR_NOT_SUPPORTED;
-        case ESRCH:
-            return OPAL_ERR_UNREACH;
-        case EFAULT:
-            return OPAL_ERR_BAD_PARAM;
-        default:
-            return OPAL_ERROR;
+            case EINTR:
+                continue;
+            case EPERM:
+            case EACCES:
+            case ENOSYS:
+                return OPAL_ERR_NOT_SUPPORTED;
+            case ESRCH:
+                return OPAL_ERR_UNREACH;
+            case EFAULT:
+                return OPAL_ERR_BAD_PARAM;
+            default:
+                return OPAL_ERROR;
         }
     }
     return OPAL_SUCCESS;

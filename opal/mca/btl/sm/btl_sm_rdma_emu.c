@@ -67,7 +67,7 @@ OBJ_CLASS_INSTANCE(sm_rdma_op_t, opal_free_list_item_t, op_construct, NULL);
 /* Statuses travel as the negated OPAL_ERR_*; anything else is an error. */
 static uint32_t rc_to_status(int rc)
 {
-    return (uint32_t)(-rc);
+    return (uint32_t) (-rc);
 }
 
 static int status_to_rc(uint32_t status)
@@ -75,7 +75,7 @@ static int status_to_rc(uint32_t status)
     if (0 == status) {
         return OPAL_SUCCESS;
     }
-    return status <= (uint32_t)(-OPAL_ERR_SILENT) ? -(int) status : OPAL_ERROR;
+    return status <= (uint32_t) (-OPAL_ERR_SILENT) ? -(int) status : OPAL_ERROR;
 }
 
 int mca_btl_sm_emu_init(void)
@@ -95,8 +95,8 @@ int mca_btl_sm_emu_init(void)
     }
     sm->op_free_count = n;
     sm->ops_active = 0;
-    return opal_free_list_init(&sm->serve_list, sizeof(sm_rdma_op_t), 0, OBJ_CLASS(sm_rdma_op_t),
-                               0, 0, 8, 0, 32, NULL, NULL, NULL);
+    return opal_free_list_init(&sm->serve_list, sizeof(sm_rdma_op_t), 0, OBJ_CLASS(sm_rdma_op_t), 0,
+                               0, 8, 0, 32, NULL, NULL, NULL);
 }
 
 void mca_btl_sm_emu_fini(void)
@@ -196,7 +196,7 @@ static bool post(mca_btl_sm_endpoint_t *ep, uint8_t type, const sm_rdma_msg_t *m
     if (0 != data_len) {
         memcpy(frag->payload + sizeof(*msg), data, data_len);
     }
-    frag->hdr->len = (uint32_t)(sizeof(*msg) + data_len);
+    frag->hdr->len = (uint32_t) (sizeof(*msg) + data_len);
     frag->hdr->tag = 0;
     frag->hdr->type = type;
     if (OPAL_SUCCESS != mca_btl_sm_post_frag(ep, frag)) {
@@ -213,44 +213,44 @@ static bool push_op(mca_btl_sm_endpoint_t *ep, sm_rdma_op_t *op)
     sm_rdma_msg_t msg;
     memset(&msg, 0, sizeof(msg));
     switch (op->kind) {
-    case SM_OP_GET:
-        msg.req_index = op->index;
-        msg.req_gen = op->gen;
-        msg.reg_index = op->reg_index;
-        msg.reg_cookie = op->reg_cookie;
-        msg.address = op->remote_address;
-        msg.length = op->size;
-        return op->request_sent || (op->request_sent = post(ep, SM_MSG_GET_REQ, &msg, NULL, 0));
-    case SM_OP_PUT:
-    case SM_OP_SERVE:
-        msg.req_index = SM_OP_PUT == op->kind ? op->index : op->req_index;
-        msg.req_gen = SM_OP_PUT == op->kind ? op->gen : op->req_gen;
-        msg.reg_index = op->reg_index;
-        msg.reg_cookie = op->reg_cookie;
-        msg.address = op->remote_address;
-        msg.status = op->status;
-        msg.length = op->size;
-        /* One message at least (an empty transfer or an error status). */
-        while (op->progress < op->size || !op->request_sent) {
-            size_t chunk = op->size - op->progress;
-            chunk = chunk > chunk_max ? chunk_max : chunk;
-            const uint8_t *from = SM_OP_PUT == op->kind ? op->local : op->src;
-            msg.offset = op->progress;
-            if (!post(ep, SM_OP_PUT == op->kind ? SM_MSG_PUT_DATA : SM_MSG_GET_RESP, &msg,
-                      0 != chunk ? from + op->progress : NULL, chunk)) {
-                return false;
+        case SM_OP_GET:
+            msg.req_index = op->index;
+            msg.req_gen = op->gen;
+            msg.reg_index = op->reg_index;
+            msg.reg_cookie = op->reg_cookie;
+            msg.address = op->remote_address;
+            msg.length = op->size;
+            return op->request_sent || (op->request_sent = post(ep, SM_MSG_GET_REQ, &msg, NULL, 0));
+        case SM_OP_PUT:
+        case SM_OP_SERVE:
+            msg.req_index = SM_OP_PUT == op->kind ? op->index : op->req_index;
+            msg.req_gen = SM_OP_PUT == op->kind ? op->gen : op->req_gen;
+            msg.reg_index = op->reg_index;
+            msg.reg_cookie = op->reg_cookie;
+            msg.address = op->remote_address;
+            msg.status = op->status;
+            msg.length = op->size;
+            /* One message at least (an empty transfer or an error status). */
+            while (op->progress < op->size || !op->request_sent) {
+                size_t chunk = op->size - op->progress;
+                chunk = chunk > chunk_max ? chunk_max : chunk;
+                const uint8_t *from = SM_OP_PUT == op->kind ? op->local : op->src;
+                msg.offset = op->progress;
+                if (!post(ep, SM_OP_PUT == op->kind ? SM_MSG_PUT_DATA : SM_MSG_GET_RESP, &msg,
+                          0 != chunk ? from + op->progress : NULL, chunk)) {
+                    return false;
+                }
+                op->progress += chunk;
+                op->request_sent = true;
             }
-            op->progress += chunk;
-            op->request_sent = true;
-        }
-        return true;
-    case SM_OP_ACK:
-        msg.req_index = op->req_index;
-        msg.req_gen = op->req_gen;
-        msg.status = op->status;
-        return post(ep, SM_MSG_PUT_ACK, &msg, NULL, 0);
-    default:
-        return true;
+            return true;
+        case SM_OP_ACK:
+            msg.req_index = op->req_index;
+            msg.req_gen = op->req_gen;
+            msg.status = op->status;
+            return post(ep, SM_MSG_PUT_ACK, &msg, NULL, 0);
+        default:
+            return true;
     }
 }
 
@@ -284,8 +284,8 @@ static sm_rdma_op_t *find_op(const mca_btl_sm_endpoint_t *ep, uint32_t index, ui
 }
 
 /* An owner's answer, queued on ep (lock held). */
-static void answer(mca_btl_sm_endpoint_t *ep, int kind, const sm_rdma_msg_t *msg, const uint8_t *src,
-                   uint64_t size, int rc)
+static void answer(mca_btl_sm_endpoint_t *ep, int kind, const sm_rdma_msg_t *msg,
+                   const uint8_t *src, uint64_t size, int rc)
 {
     sm_rdma_op_t *op = (sm_rdma_op_t *) opal_free_list_get(&mca_btl_sm.serve_list);
     if (NULL == op) {
@@ -330,63 +330,63 @@ int mca_btl_sm_emu_handle(mca_btl_sm_endpoint_t *ep, uint8_t type, const uint8_t
     int rc = OPAL_SUCCESS;
     SM_LOCK();
     switch (type) {
-    case SM_MSG_GET_REQ: {
-        if (0 != data_len) {
-            rc = OPAL_ERR_PROTOCOL;
-            break;
-        }
-        const mca_btl_base_registration_handle_t *h = mca_btl_sm_registration_find(
-            m.reg_index, m.reg_cookie, m.address, m.length, MCA_BTL_REG_FLAG_REMOTE_READ);
-        answer(ep, SM_OP_SERVE, &m, (const uint8_t *) (uintptr_t) m.address, m.length,
-               NULL != h ? OPAL_SUCCESS : OPAL_ERR_BAD_PARAM);
-        break;
-    }
-    case SM_MSG_GET_RESP: {
-        sm_rdma_op_t *op = find_op(ep, m.req_index, m.req_gen, SM_OP_GET);
-        if (NULL == op) {
-            break; /* an answer to something already completed */
-        }
-        if (0 != m.status) {
-            complete(op, status_to_rc(m.status));
-        } else if (m.offset != op->progress || m.length != op->size ||
-                   data_len > op->size - op->progress) {
-            rc = OPAL_ERR_PROTOCOL;
-        } else {
+        case SM_MSG_GET_REQ: {
             if (0 != data_len) {
-                memcpy(op->local + m.offset, data, data_len);
+                rc = OPAL_ERR_PROTOCOL;
+                break;
             }
-            op->progress += data_len;
-            if (op->progress == op->size) {
-                complete(op, OPAL_SUCCESS);
-            }
-        }
-        break;
-    }
-    case SM_MSG_PUT_DATA: {
-        if (m.offset > m.length || data_len > m.length - m.offset) {
-            rc = OPAL_ERR_PROTOCOL;
+            const mca_btl_base_registration_handle_t *h = mca_btl_sm_registration_find(
+                m.reg_index, m.reg_cookie, m.address, m.length, MCA_BTL_REG_FLAG_REMOTE_READ);
+            answer(ep, SM_OP_SERVE, &m, (const uint8_t *) (uintptr_t) m.address, m.length,
+                   NULL != h ? OPAL_SUCCESS : OPAL_ERR_BAD_PARAM);
             break;
         }
-        const mca_btl_base_registration_handle_t *h = mca_btl_sm_registration_find(
-            m.reg_index, m.reg_cookie, m.address, m.length, MCA_BTL_REG_FLAG_REMOTE_WRITE);
-        if (NULL != h && 0 != data_len) {
-            memcpy((uint8_t *) (uintptr_t)(m.address + m.offset), data, data_len);
+        case SM_MSG_GET_RESP: {
+            sm_rdma_op_t *op = find_op(ep, m.req_index, m.req_gen, SM_OP_GET);
+            if (NULL == op) {
+                break; /* an answer to something already completed */
+            }
+            if (0 != m.status) {
+                complete(op, status_to_rc(m.status));
+            } else if (m.offset != op->progress || m.length != op->size ||
+                       data_len > op->size - op->progress) {
+                rc = OPAL_ERR_PROTOCOL;
+            } else {
+                if (0 != data_len) {
+                    memcpy(op->local + m.offset, data, data_len);
+                }
+                op->progress += data_len;
+                if (op->progress == op->size) {
+                    complete(op, OPAL_SUCCESS);
+                }
+            }
+            break;
         }
-        if (m.offset + data_len == m.length) {
-            answer(ep, SM_OP_ACK, &m, NULL, 0, NULL != h ? OPAL_SUCCESS : OPAL_ERR_BAD_PARAM);
+        case SM_MSG_PUT_DATA: {
+            if (m.offset > m.length || data_len > m.length - m.offset) {
+                rc = OPAL_ERR_PROTOCOL;
+                break;
+            }
+            const mca_btl_base_registration_handle_t *h = mca_btl_sm_registration_find(
+                m.reg_index, m.reg_cookie, m.address, m.length, MCA_BTL_REG_FLAG_REMOTE_WRITE);
+            if (NULL != h && 0 != data_len) {
+                memcpy((uint8_t *) (uintptr_t) (m.address + m.offset), data, data_len);
+            }
+            if (m.offset + data_len == m.length) {
+                answer(ep, SM_OP_ACK, &m, NULL, 0, NULL != h ? OPAL_SUCCESS : OPAL_ERR_BAD_PARAM);
+            }
+            break;
         }
-        break;
-    }
-    case SM_MSG_PUT_ACK: {
-        sm_rdma_op_t *op = find_op(ep, m.req_index, m.req_gen, SM_OP_PUT);
-        if (NULL != op) {
-            complete(op, status_to_rc(m.status));
+        case SM_MSG_PUT_ACK: {
+            sm_rdma_op_t *op = find_op(ep, m.req_index, m.req_gen, SM_OP_PUT);
+            if (NULL != op) {
+                complete(op, status_to_rc(m.status));
+            }
+            break;
         }
-        break;
-    }
-    default:
-        rc = OPAL_ERR_PROTOCOL;
-        break;
+        default:
+            rc = OPAL_ERR_PROTOCOL;
+            break;
     }
     SM_UNLOCK();
     return rc;

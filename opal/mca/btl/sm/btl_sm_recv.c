@@ -46,12 +46,12 @@ static bool fbox_accept(mca_btl_sm_endpoint_t *ep, const uint8_t *payload, uint3
     const sm_fbox_setup_t *setup = (const sm_fbox_setup_t *) (const void *) payload;
     uint32_t index = SM_READ_ONCE(setup->fbox_index);
     if (index >= ep->layout.fbox_count || sm->fbox_in_count >= sm->job_size) {
-        mca_btl_sm_endpoint_drop(ep, SM_EP_FAILED,
-                                 "rank %u set up fast box %u; its segment has %u", ep->rank, index,
-                                 ep->layout.fbox_count);
+        mca_btl_sm_endpoint_drop(ep, SM_EP_FAILED, "rank %u set up fast box %u; its segment has %u",
+                                 ep->rank, index, ep->layout.fbox_count);
         return false;
     }
-    uint8_t *box = ep->seg_base + ep->layout.fbox_offset + (uint64_t) index * ep->layout.fbox_stride;
+    uint8_t *box =
+        ep->seg_base + ep->layout.fbox_offset + (uint64_t) index * ep->layout.fbox_stride;
     sm_fbox_in_attach(&ep->fbox_in, box, ep->layout.fbox_stride - SM_FBOX_CTL_SIZE);
     ep->fbox_in_on = true;
     sm->fbox_in_eps[sm->fbox_in_count++] = ep;
@@ -77,7 +77,7 @@ static bool handle_frag(mca_btl_sm_endpoint_t *ep, uint32_t index, const char *v
         capacity = l->eager_stride - SM_FRAG_HDR_SIZE;
     } else {
         offset = l->frag_offset + (uint64_t) l->eager_count * l->eager_stride +
-                 (uint64_t)(index - l->eager_count) * l->max_stride;
+                 (uint64_t) (index - l->eager_count) * l->max_stride;
         capacity = l->max_stride - SM_FRAG_HDR_SIZE;
     }
     sm_frag_hdr_t *hdr = (sm_frag_hdr_t *) (void *) (ep->seg_base + offset);
@@ -92,31 +92,31 @@ static bool handle_frag(mca_btl_sm_endpoint_t *ep, uint32_t index, const char *v
     }
     const uint8_t *payload = (const uint8_t *) hdr + SM_FRAG_HDR_SIZE;
     switch (type) {
-    case SM_MSG_AM:
-        deliver(ep, tag, payload, len);
-        break;
-    case SM_MSG_FBOX_SETUP:
-        if (!fbox_accept(ep, payload, len)) {
-            return false;
-        }
-        break;
-    case SM_MSG_GET_REQ:
-    case SM_MSG_GET_RESP:
-    case SM_MSG_PUT_DATA:
-    case SM_MSG_PUT_ACK:
-        if (OPAL_SUCCESS != mca_btl_sm_emu_handle(ep, type, payload, len)) {
+        case SM_MSG_AM:
+            deliver(ep, tag, payload, len);
+            break;
+        case SM_MSG_FBOX_SETUP:
+            if (!fbox_accept(ep, payload, len)) {
+                return false;
+            }
+            break;
+        case SM_MSG_GET_REQ:
+        case SM_MSG_GET_RESP:
+        case SM_MSG_PUT_DATA:
+        case SM_MSG_PUT_ACK:
+            if (OPAL_SUCCESS != mca_btl_sm_emu_handle(ep, type, payload, len)) {
+                mca_btl_sm_endpoint_drop(ep, SM_EP_FAILED,
+                                         "rank %u sent a malformed put/get message (type %u, %u "
+                                         "bytes)",
+                                         ep->rank, type, len);
+                return false;
+            }
+            break;
+        default:
             mca_btl_sm_endpoint_drop(ep, SM_EP_FAILED,
-                                     "rank %u sent a malformed put/get message (type %u, %u "
-                                     "bytes)",
-                                     ep->rank, type, len);
+                                     "rank %u posted fragment %u of unknown type %u", ep->rank,
+                                     index, type);
             return false;
-        }
-        break;
-    default:
-        mca_btl_sm_endpoint_drop(ep, SM_EP_FAILED,
-                                 "rank %u posted fragment %u of unknown type %u", ep->rank, index,
-                                 type);
-        return false;
     }
     /* Release pairs with the sender's acquire in reclaim: our reads of
      * the fragment are done before it may write it again. */
@@ -175,8 +175,9 @@ static mca_btl_sm_endpoint_t *fifo_sender(uint32_t rank)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     if (OPAL_UNLIKELY(rank >= sm->job_size)) {
-        opal_output(0, "btl sm: an entry of this process's FIFO names rank %u, outside the job "
-                       "of %u (a peer scribbled on it); ignored",
+        opal_output(0,
+                    "btl sm: an entry of this process's FIFO names rank %u, outside the job "
+                    "of %u (a peer scribbled on it); ignored",
                     rank, sm->job_size);
         return NULL;
     }
@@ -190,8 +191,9 @@ static mca_btl_sm_endpoint_t *fifo_sender(uint32_t rank)
     SM_UNLOCK();
     if (NULL == ep) {
         sm->rank_unreachable[rank] = 1;
-        opal_output(0, "btl sm: an entry of this process's FIFO names rank %u, which sm cannot "
-                       "reach (%s); ignored",
+        opal_output(0,
+                    "btl sm: an entry of this process's FIFO names rank %u, which sm cannot "
+                    "reach (%s); ignored",
                     rank, why);
     }
     return ep;

@@ -41,13 +41,12 @@ int mca_btl_sm_layout_compute(sm_layout_t *layout)
 
     layout->fifo_offset = align_up(sizeof(sm_seg_header_t), OPAL_CACHE_LINE_SIZE);
     layout->frag_offset = align_up(layout->fifo_offset + (uint64_t) layout->fifo_slots * 8, 4096);
-    layout->fbox_offset = align_up(layout->frag_offset +
-                                       (uint64_t) layout->eager_count * layout->eager_stride +
-                                       (uint64_t) layout->max_count * layout->max_stride,
-                                   OPAL_CACHE_LINE_SIZE);
-    layout->seg_size = align_up(layout->fbox_offset +
-                                    (uint64_t) layout->fbox_count * layout->fbox_stride,
-                                4096);
+    layout->fbox_offset =
+        align_up(layout->frag_offset + (uint64_t) layout->eager_count * layout->eager_stride +
+                     (uint64_t) layout->max_count * layout->max_stride,
+                 OPAL_CACHE_LINE_SIZE);
+    layout->seg_size =
+        align_up(layout->fbox_offset + (uint64_t) layout->fbox_count * layout->fbox_stride, 4096);
     char why[160];
     return mca_btl_sm_layout_check(layout, layout->seg_size, why, sizeof(why));
 }
@@ -150,8 +149,7 @@ int mca_btl_sm_segment_create(void)
     atomic_store_explicit(&hdr->wake_armed, 0, memory_order_relaxed);
     mca_btl_sm_fifo_format((opal_atomic_uint64_t *) (void *) (sm->seg_base + layout.fifo_offset),
                            &hdr->fifo_tail, layout.fifo_slots);
-    sm_fifo_attach(&sm->fifo,
-                   (opal_atomic_uint64_t *) (void *) (sm->seg_base + layout.fifo_offset),
+    sm_fifo_attach(&sm->fifo, (opal_atomic_uint64_t *) (void *) (sm->seg_base + layout.fifo_offset),
                    &hdr->fifo_tail, layout.fifo_slots);
     atomic_store_explicit(&hdr->state, SM_SEG_STATE_ALIVE, memory_order_relaxed);
     /* Peers learn of the segment only through the modex, later. */
@@ -202,7 +200,8 @@ int mca_btl_sm_segment_attach(mca_btl_sm_endpoint_t *ep, const sm_modex_t *modex
         snprintf(why, why_size, "cannot stat /dev/shm%s: %s", modex->seg_name, strerror(errno));
         goto out;
     }
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (uint64_t) st.st_size != modex->seg_size ||
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        (uint64_t) st.st_size != modex->seg_size ||
         (uint64_t) st.st_size < sizeof(sm_seg_header_t) || (uint64_t) st.st_size > SM_MAX_SEGMENT) {
         snprintf(why, why_size,
                  "the peer's segment /dev/shm%s is not what it published (owner %lu, %lld bytes)",
@@ -227,8 +226,8 @@ int mca_btl_sm_segment_attach(mca_btl_sm_endpoint_t *ep, const sm_modex_t *modex
         goto out;
     }
     layout_read(&hdr->layout, &ep->layout);
-    if (OPAL_SUCCESS != mca_btl_sm_layout_check(&ep->layout, size, layout_why,
-                                                sizeof(layout_why))) {
+    if (OPAL_SUCCESS !=
+        mca_btl_sm_layout_check(&ep->layout, size, layout_why, sizeof(layout_why))) {
         snprintf(why, why_size, "the peer's segment /dev/shm%s is malformed: %s", modex->seg_name,
                  layout_why);
         munmap(base, size);
@@ -239,7 +238,8 @@ int mca_btl_sm_segment_attach(mca_btl_sm_endpoint_t *ep, const sm_modex_t *modex
     ep->seg_hdr = hdr;
     ep->frag_count = ep->layout.eager_count + ep->layout.max_count;
     snprintf(ep->seg_name, sizeof(ep->seg_name), "%s", modex->seg_name);
-    sm_fifo_attach(&ep->fifo, (opal_atomic_uint64_t *) (void *) (ep->seg_base + ep->layout.fifo_offset),
+    sm_fifo_attach(&ep->fifo,
+                   (opal_atomic_uint64_t *) (void *) (ep->seg_base + ep->layout.fifo_offset),
                    &hdr->fifo_tail, ep->layout.fifo_slots);
 
     /* The last local peer to map it removes the name: from then on a
@@ -247,8 +247,7 @@ int mca_btl_sm_segment_attach(mca_btl_sm_endpoint_t *ep, const sm_modex_t *modex
     uint32_t attached = atomic_fetch_add_explicit(&hdr->attached, 1, memory_order_relaxed) + 1;
     if (mca_btl_sm.local_size > 1 && attached >= mca_btl_sm.local_size - 1) {
         if (0 == shm_unlink(modex->seg_name)) {
-            SM_VERBOSE(20, "btl sm: every local peer mapped /dev/shm%s; unlinked",
-                       modex->seg_name);
+            SM_VERBOSE(20, "btl sm: every local peer mapped /dev/shm%s; unlinked", modex->seg_name);
         }
     }
     rc = OPAL_SUCCESS;

@@ -29,9 +29,8 @@ static inline uint32_t fbox_inline_limit(void)
  * scribbling on our segment. */
 static void fbox_corrupt(mca_btl_sm_endpoint_t *ep)
 {
-    mca_btl_sm_endpoint_drop(ep, SM_EP_FAILED,
-                             "rank %u wrote an impossible read position into its fast box",
-                             ep->rank);
+    mca_btl_sm_endpoint_drop(
+        ep, SM_EP_FAILED, "rank %u wrote an impossible read position into its fast box", ep->rank);
 }
 
 /* Test-only faults (btl_sm_fault_inject): write garbage where the peer
@@ -44,37 +43,37 @@ static bool inject_fault(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
         return false;
     }
     switch (c->fault_inject) {
-    case SM_FAULT_FIFO_ENTRY:
-        (void) sm_fifo_push(&ep->fifo, sm_fifo_entry(mca_btl_sm.my_rank, SM_MAX_FRAGS - 2));
-        return false;
-    case SM_FAULT_FRAG_LEN:
-        SM_WRITE_ONCE(frag->hdr->len, frag->capacity + 4096);
-        return false;
-    case SM_FAULT_FIFO_TAIL:
-        atomic_store_explicit(&ep->seg_hdr->fifo_tail, UINT64_C(0xdeadbeefdeadbeef),
-                              memory_order_relaxed);
-        return false;
-    case SM_FAULT_FBOX_SIZE:
-    case SM_FAULT_FBOX_TYPE:
-        if (ep->fbox_out_on) {
-            uint32_t pos = sm_fbox_reserve(&ep->fbox_out, 0);
-            if (pos < SM_FBOX_FULL) {
-                sm_fbox_hdr_t bad = {
-                    .data = {.seq = ep->fbox_out.seq,
-                             .size = SM_FAULT_FBOX_SIZE == c->fault_inject ? UINT16_MAX : 0,
-                             .tag = 0,
-                             .type = SM_FAULT_FBOX_SIZE == c->fault_inject ? SM_MSG_AM : 0x7f}};
-                atomic_store_explicit(sm_fbox_word(ep->fbox_out.ring, pos), bad.word,
-                                      memory_order_release);
-                ep->fbox_out.seq = sm_fbox_next_seq(ep->fbox_out.seq);
-                ep->fbox_out.end += sm_fbox_need(0);
+        case SM_FAULT_FIFO_ENTRY:
+            (void) sm_fifo_push(&ep->fifo, sm_fifo_entry(mca_btl_sm.my_rank, SM_MAX_FRAGS - 2));
+            return false;
+        case SM_FAULT_FRAG_LEN:
+            SM_WRITE_ONCE(frag->hdr->len, frag->capacity + 4096);
+            return false;
+        case SM_FAULT_FIFO_TAIL:
+            atomic_store_explicit(&ep->seg_hdr->fifo_tail, UINT64_C(0xdeadbeefdeadbeef),
+                                  memory_order_relaxed);
+            return false;
+        case SM_FAULT_FBOX_SIZE:
+        case SM_FAULT_FBOX_TYPE:
+            if (ep->fbox_out_on) {
+                uint32_t pos = sm_fbox_reserve(&ep->fbox_out, 0);
+                if (pos < SM_FBOX_FULL) {
+                    sm_fbox_hdr_t bad = {
+                        .data = {.seq = ep->fbox_out.seq,
+                                 .size = SM_FAULT_FBOX_SIZE == c->fault_inject ? UINT16_MAX : 0,
+                                 .tag = 0,
+                                 .type = SM_FAULT_FBOX_SIZE == c->fault_inject ? SM_MSG_AM : 0x7f}};
+                    atomic_store_explicit(sm_fbox_word(ep->fbox_out.ring, pos), bad.word,
+                                          memory_order_release);
+                    ep->fbox_out.seq = sm_fbox_next_seq(ep->fbox_out.seq);
+                    ep->fbox_out.end += sm_fbox_need(0);
+                }
+            } else {
+                --ep->faults_sent; /* wait for the fast box */
             }
-        } else {
-            --ep->faults_sent; /* wait for the fast box */
-        }
-        return false;
-    default:
-        return false;
+            return false;
+        default:
+            return false;
     }
 }
 
@@ -144,7 +143,8 @@ int mca_btl_sm_post_frag(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
         memcpy(ep->fbox_out.ring + pos + SM_FBOX_HDR_SIZE, &index, sizeof(index));
         sm_fbox_commit(&ep->fbox_out, pos, sizeof(index), 0, SM_MSG_FRAG);
     } else {
-        if (OPAL_SUCCESS != sm_fifo_push(&ep->fifo, sm_fifo_entry(mca_btl_sm.my_rank, frag->index))) {
+        if (OPAL_SUCCESS !=
+            sm_fifo_push(&ep->fifo, sm_fifo_entry(mca_btl_sm.my_rank, frag->index))) {
             return OPAL_ERR_RESOURCE_BUSY;
         }
         if (++ep->fifo_sends >= mca_btl_sm_component.fbox_threshold) {
@@ -183,8 +183,8 @@ int mca_btl_sm_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
         frag->endpoint = ep;
         ++ep->held;
     }
-    int rc = opal_list_is_empty(&ep->pending) ? mca_btl_sm_post_frag(ep, frag)
-                                              : OPAL_ERR_RESOURCE_BUSY;
+    int rc =
+        opal_list_is_empty(&ep->pending) ? mca_btl_sm_post_frag(ep, frag) : OPAL_ERR_RESOURCE_BUSY;
     if (OPAL_ERR_UNREACH == rc) {
         SM_UNLOCK();
         return rc;
@@ -292,9 +292,7 @@ int mca_btl_sm_send_progress(void)
     SM_LOCK();
     opal_list_item_t *item = opal_list_get_first(&sm->work_eps);
     while (item != opal_list_get_end(&sm->work_eps)) {
-        mca_btl_sm_endpoint_t *ep = (mca_btl_sm_endpoint_t *) ((char *) item -
-                                                              offsetof(mca_btl_sm_endpoint_t,
-                                                                       work_link));
+        mca_btl_sm_endpoint_t *ep = SM_CONTAINER_OF(item, mca_btl_sm_endpoint_t, work_link);
         events += mca_btl_sm_frag_reclaim(ep);
         while (SM_EP_CONNECTED == ep->state && !opal_list_is_empty(&ep->pending)) {
             /* Off the pending list before posting puts it on inflight. */
