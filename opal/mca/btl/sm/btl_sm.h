@@ -77,9 +77,10 @@ enum {
     SM_FAULT_FIFO_TAIL = 5,  /* the peer's FIFO tail set to nonsense */
 };
 
-typedef struct mca_btl_sm_component_t {
-    mca_btl_base_component_t super;
+/* The component (const, as every component) and its variables. */
+OPAL_DECLSPEC extern const mca_btl_base_component_t mca_btl_sm_component;
 
+typedef struct mca_btl_sm_params_t {
     /* Variables (btl_sm_<name>). */
     unsigned fifo_size;      /* slots in the receive FIFO */
     unsigned eager_frags;    /* fragments of btl_eager_limit bytes */
@@ -96,9 +97,9 @@ typedef struct mca_btl_sm_component_t {
     unsigned fault_after;
 
     int output; /* btl_base_verbose's stream */
-} mca_btl_sm_component_t;
+} mca_btl_sm_params_t;
 
-OPAL_DECLSPEC extern mca_btl_sm_component_t mca_btl_sm_component;
+extern mca_btl_sm_params_t mca_btl_sm_params;
 
 /* --------------------------------------------------------------- frags */
 
@@ -288,8 +289,7 @@ OPAL_DECLSPEC extern mca_btl_sm_module_t mca_btl_sm;
 #define SM_LOCK()   OPAL_THREAD_LOCK(&mca_btl_sm.lock)
 #define SM_UNLOCK() OPAL_THREAD_UNLOCK(&mca_btl_sm.lock)
 
-#define SM_VERBOSE(level, ...)                                                                     \
-    opal_output_verbose((level), mca_btl_sm_component.output, __VA_ARGS__)
+#define SM_VERBOSE(level, ...) opal_output_verbose((level), mca_btl_sm_params.output, __VA_ARGS__)
 
 /* ------------------------------------------------------------ functions */
 
@@ -428,7 +428,7 @@ void mca_btl_sm_wake_peer_slow(mca_btl_sm_endpoint_t *ep);
 
 static inline void sm_wake_peer(mca_btl_sm_endpoint_t *ep)
 {
-    if (OPAL_UNLIKELY(mca_btl_sm_component.blocking)) {
+    if (OPAL_UNLIKELY(mca_btl_sm_params.blocking)) {
         mca_btl_sm_wake_peer_slow(ep);
     }
 }

@@ -25,22 +25,20 @@ static int sm_close(void);
 static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threads,
                                        bool enable_mpi_threads);
 
-mca_btl_sm_component_t mca_btl_sm_component = {
-    .super =
+const mca_btl_base_component_t mca_btl_sm_component = {
+    .btl_version =
         {
-            .btl_version =
-                {
-                    MCA_BTL_BASE_VERSION,
-                    MCA_BASE_COMPONENT_NAME("sm", 1, 0, 0),
-                    .mca_open_component = sm_open,
-                    .mca_close_component = sm_close,
-                    .mca_register_component_params = sm_register,
-                },
-            .btl_init = sm_init,
-            .btl_progress = mca_btl_sm_component_progress,
+            MCA_BTL_BASE_VERSION,
+            MCA_BASE_COMPONENT_NAME("sm", 1, 0, 0),
+            .mca_open_component = sm_open,
+            .mca_close_component = sm_close,
+            .mca_register_component_params = sm_register,
         },
-    .output = -1,
+    .btl_init = sm_init,
+    .btl_progress = mca_btl_sm_component_progress,
 };
+
+mca_btl_sm_params_t mca_btl_sm_params = {.output = -1};
 
 static const mca_base_var_enum_value_t single_copy_values[] = {
     {SM_SINGLE_COPY_CMA, "cma"},
@@ -63,8 +61,8 @@ static int reg_uint(const char *name, const char *description, mca_base_var_info
 {
     *storage = value;
     int index = mca_base_component_var_register(
-        &mca_btl_sm_component.super.btl_version, name, description, MCA_BASE_VAR_TYPE_UNSIGNED_INT,
-        NULL, MCA_BASE_VAR_FLAG_NONE, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+        &mca_btl_sm_component.btl_version, name, description, MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL,
+        MCA_BASE_VAR_FLAG_NONE, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
     return index < 0 ? index : OPAL_SUCCESS;
 }
 
@@ -78,7 +76,7 @@ static int reg_enum(const char *name, const char *description,
         return rc;
     }
     *storage = value;
-    int index = mca_base_component_var_register(&mca_btl_sm_component.super.btl_version, name,
+    int index = mca_base_component_var_register(&mca_btl_sm_component.btl_version, name,
                                                 description, MCA_BASE_VAR_TYPE_INT, enumerator,
                                                 flags, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
     OBJ_RELEASE(enumerator);
@@ -87,7 +85,7 @@ static int reg_enum(const char *name, const char *description,
 
 static int sm_register(void)
 {
-    mca_btl_sm_component_t *c = &mca_btl_sm_component;
+    mca_btl_sm_params_t *c = &mca_btl_sm_params;
     mca_btl_base_module_t *m = &mca_btl_sm.super;
 
     m->btl_eager_limit = 4 * 1024;
@@ -105,7 +103,7 @@ static int sm_register(void)
     m->btl_latency = 1;
     m->btl_bandwidth = 40000;
     m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SENDI | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET;
-    int rc = mca_btl_base_param_register(&c->super.btl_version, m);
+    int rc = mca_btl_base_param_register(&mca_btl_sm_component.btl_version, m);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -149,7 +147,7 @@ static int sm_register(void)
     c->blocking = false;
     if (ok) {
         int index = mca_base_component_var_register(
-            &c->super.btl_version, "blocking",
+            &mca_btl_sm_component.btl_version, "blocking",
             "Idle processes sleep in opal_progress_wait until a peer posts to them (an eventfd "
             "per process) instead of spinning",
             MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_4,
@@ -179,7 +177,7 @@ static int sm_register(void)
 
 static int sm_open(void)
 {
-    mca_btl_sm_component.output = mca_btl_base_output;
+    mca_btl_sm_params.output = mca_btl_base_output;
     return OPAL_SUCCESS;
 }
 
@@ -197,7 +195,7 @@ static bool is_pow2(unsigned v)
  * bad one. */
 static const char *check_variables(void)
 {
-    const mca_btl_sm_component_t *c = &mca_btl_sm_component;
+    const mca_btl_sm_params_t *c = &mca_btl_sm_params;
     const mca_btl_base_module_t *m = &mca_btl_sm.super;
     static char why[200];
     if (!is_pow2(c->fifo_size) || c->fifo_size < 2 || c->fifo_size > SM_FIFO_MAX_SLOTS) {
@@ -254,7 +252,7 @@ static int publish(void)
     modex.seg_size = sm->seg_size;
     modex.nonce = sm->nonce;
     modex.pid = (int32_t) sm->my_pid;
-    modex.wake_fd = mca_btl_sm_component.blocking ? sm->wake_fd : -1;
+    modex.wake_fd = mca_btl_sm_params.blocking ? sm->wake_fd : -1;
     modex.identity = sm->identity;
     int rc = opal_modex_send(SM_MODEX_KEY, &modex, sizeof(modex), OPAL_MODEX_SCOPE_LOCAL);
     if (OPAL_SUCCESS == rc) {
@@ -269,7 +267,7 @@ static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threa
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     static mca_btl_base_module_t *modules[1];
-    const mca_base_component_t *self = &mca_btl_sm_component.super.btl_version;
+    const mca_base_component_t *self = &mca_btl_sm_component.btl_version;
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     *num_btls = 0;
 
@@ -323,7 +321,7 @@ static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threa
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto fail;
     }
-    if (SM_SINGLE_COPY_CMA == mca_btl_sm_component.single_copy_mechanism) {
+    if (SM_SINGLE_COPY_CMA == mca_btl_sm_params.single_copy_mechanism) {
         /* Under Yama's ptrace_scope 1 only ancestors may read our memory;
          * our peers are siblings. Without Yama this fails harmlessly. */
         (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);

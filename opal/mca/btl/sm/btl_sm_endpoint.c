@@ -186,9 +186,9 @@ mca_btl_sm_endpoint_t *mca_btl_sm_endpoint_get(uint32_t rank, opal_proc_t *proc,
         OBJ_RELEASE(ep);
         return NULL;
     }
-    ep->cma = SM_SINGLE_COPY_CMA == mca_btl_sm_component.single_copy_mechanism;
+    ep->cma = SM_SINGLE_COPY_CMA == mca_btl_sm_params.single_copy_mechanism;
     atomic_store(&ep->state, SM_EP_CONNECTED);
-    if (mca_btl_sm_component.blocking) {
+    if (mca_btl_sm_params.blocking) {
         mca_btl_sm_wake_connect(ep, modex.wake_fd);
     }
     sm->ep_by_rank[rank] = ep;
@@ -284,7 +284,7 @@ int mca_btl_sm_endpoint_process_drops(void)
         fail_pending(ep);
         SM_UNLOCK();
         mca_btl_sm_emu_fail(ep, OPAL_ERR_UNREACH);
-        if (ep->pidfd >= 0 && mca_btl_sm_component.blocking) {
+        if (ep->pidfd >= 0 && mca_btl_sm_params.blocking) {
             /* Its exit would keep the pidfd readable: stop watching. */
             (void) opal_progress_fd_unregister(ep->pidfd);
         }

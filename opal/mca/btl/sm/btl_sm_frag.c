@@ -122,10 +122,10 @@ static mca_btl_sm_frag_t *frag_take(opal_free_list_t *list)
 mca_btl_sm_frag_t *mca_btl_sm_frag_get(mca_btl_sm_endpoint_t *ep, size_t size)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
-    if (NULL != ep && ep->held >= mca_btl_sm_component.frags_per_peer) {
+    if (NULL != ep && ep->held >= mca_btl_sm_params.frags_per_peer) {
         /* This peer holds its share: it must read before we send more. */
         mca_btl_sm_frag_reclaim(ep);
-        if (ep->held >= mca_btl_sm_component.frags_per_peer) {
+        if (ep->held >= mca_btl_sm_params.frags_per_peer) {
             return NULL;
         }
     }

@@ -27,7 +27,7 @@ static int sm_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoin
 mca_btl_sm_module_t mca_btl_sm = {
     .super =
         {
-            .btl_component = &mca_btl_sm_component.super,
+            .btl_component = &mca_btl_sm_component,
             .btl_add_procs = sm_add_procs,
             .btl_del_procs = sm_del_procs,
             .btl_finalize = sm_finalize,
@@ -170,7 +170,7 @@ static int sm_finalize(mca_btl_base_module_t *btl)
     }
     mca_btl_sm_wake_fini();
     mca_btl_sm_endpoint_t *ep;
-    if (mca_btl_sm_component.blocking) {
+    if (mca_btl_sm_params.blocking) {
         OPAL_LIST_FOREACH (ep, &sm->endpoints, mca_btl_sm_endpoint_t) {
             if (ep->pidfd >= 0 && !ep->dropped) {
                 (void) opal_progress_fd_unregister(ep->pidfd);

@@ -81,7 +81,7 @@ static int status_to_rc(uint32_t status)
 int mca_btl_sm_emu_init(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
-    uint32_t n = mca_btl_sm_component.rdma_ops;
+    uint32_t n = mca_btl_sm_params.rdma_ops;
     OBJ_CONSTRUCT(&sm->serve_list, opal_free_list_t);
     sm->ops = calloc(n, sizeof(*sm->ops));
     sm->op_free = calloc(n, sizeof(*sm->op_free));
@@ -103,7 +103,7 @@ void mca_btl_sm_emu_fini(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     if (NULL != sm->ops && NULL != sm->op_free) {
-        for (uint32_t i = 0; i < mca_btl_sm_component.rdma_ops; ++i) {
+        for (uint32_t i = 0; i < mca_btl_sm_params.rdma_ops; ++i) {
             OBJ_DESTRUCT(&sm->ops[i]);
         }
     }
@@ -276,7 +276,7 @@ static sm_rdma_op_t *find_op(const mca_btl_sm_endpoint_t *ep, uint32_t index, ui
                              int kind)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
-    if (index >= mca_btl_sm_component.rdma_ops) {
+    if (index >= mca_btl_sm_params.rdma_ops) {
         return NULL;
     }
     sm_rdma_op_t *op = &sm->ops[index];
@@ -396,7 +396,7 @@ void mca_btl_sm_emu_fail(mca_btl_sm_endpoint_t *ep, int status)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     SM_LOCK();
-    for (uint32_t i = 0; NULL != sm->ops && i < mca_btl_sm_component.rdma_ops; ++i) {
+    for (uint32_t i = 0; NULL != sm->ops && i < mca_btl_sm_params.rdma_ops; ++i) {
         sm_rdma_op_t *op = &sm->ops[i];
         if (op->active && op->ep == ep) {
             complete(op, status);
@@ -417,8 +417,7 @@ int mca_btl_sm_emu_flush(mca_btl_sm_endpoint_t *ep)
     for (;;) {
         bool busy = false;
         SM_LOCK();
-        for (uint32_t i = 0; !busy && 0 != sm->ops_active && i < mca_btl_sm_component.rdma_ops;
-             ++i) {
+        for (uint32_t i = 0; !busy && 0 != sm->ops_active && i < mca_btl_sm_params.rdma_ops; ++i) {
             busy = sm->ops[i].active && (NULL == ep || sm->ops[i].ep == ep);
         }
         SM_UNLOCK();

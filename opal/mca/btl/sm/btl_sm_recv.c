@@ -233,7 +233,7 @@ static int slow_path(void)
     if (now < sm->next_liveness_ns) {
         return 0;
     }
-    sm->next_liveness_ns = now + (uint64_t) mca_btl_sm_component.liveness_ms * 1000000u;
+    sm->next_liveness_ns = now + (uint64_t) mca_btl_sm_params.liveness_ms * 1000000u;
     bool tail_reset = false;
     uint32_t skipped = mca_btl_sm_fifo_check(&sm->fifo, &tail_reset);
     if (OPAL_UNLIKELY(0 != skipped || tail_reset)) {
@@ -267,7 +267,7 @@ int mca_btl_sm_component_progress(void)
     if (OPAL_UNLIKELY(atomic_load_explicit(&sm->drops_pending, memory_order_acquire))) {
         events += mca_btl_sm_endpoint_process_drops();
     }
-    if (OPAL_UNLIKELY(mca_btl_sm_component.blocking)) {
+    if (OPAL_UNLIKELY(mca_btl_sm_params.blocking)) {
         if (0 == events) {
             /* Armed: a peer posting from now on wakes us. What was posted
              * before may have missed the flag: look once more. */

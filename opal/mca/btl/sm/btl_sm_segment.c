@@ -27,7 +27,7 @@ static uint64_t align_up(uint64_t value, uint64_t alignment)
 
 int mca_btl_sm_layout_compute(sm_layout_t *layout)
 {
-    const mca_btl_sm_component_t *c = &mca_btl_sm_component;
+    const mca_btl_sm_params_t *c = &mca_btl_sm_params;
     memset(layout, 0, sizeof(*layout));
     layout->fifo_slots = c->fifo_size;
     layout->eager_count = c->eager_frags;
@@ -142,7 +142,7 @@ int mca_btl_sm_segment_create(void)
     hdr->nonce = sm->nonce;
     hdr->layout = layout;
     atomic_store_explicit(&hdr->attached, 0, memory_order_relaxed);
-    atomic_store_explicit(&hdr->fbox_in_available, (int32_t) mca_btl_sm_component.fbox_max,
+    atomic_store_explicit(&hdr->fbox_in_available, (int32_t) mca_btl_sm_params.fbox_max,
                           memory_order_relaxed);
     atomic_store_explicit(&hdr->wake_unreachable, 0, memory_order_relaxed);
     atomic_store_explicit(&hdr->wake_ready, 0, memory_order_relaxed);

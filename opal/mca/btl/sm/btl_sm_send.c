@@ -21,7 +21,7 @@
 
 static inline uint32_t fbox_inline_limit(void)
 {
-    uint32_t limit = mca_btl_sm_component.fbox_size / SM_FBOX_INLINE_SHARE;
+    uint32_t limit = mca_btl_sm_params.fbox_size / SM_FBOX_INLINE_SHARE;
     return limit > UINT16_MAX ? UINT16_MAX : limit;
 }
 
@@ -38,7 +38,7 @@ static void fbox_corrupt(mca_btl_sm_endpoint_t *ep)
  * was replaced by the fault. */
 static bool inject_fault(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
 {
-    const mca_btl_sm_component_t *c = &mca_btl_sm_component;
+    const mca_btl_sm_params_t *c = &mca_btl_sm_params;
     if (OPAL_LIKELY(SM_FAULT_NONE == c->fault_inject) || ep->faults_sent++ != c->fault_after) {
         return false;
     }
@@ -147,7 +147,7 @@ int mca_btl_sm_post_frag(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
             sm_fifo_push(&ep->fifo, sm_fifo_entry(mca_btl_sm.my_rank, frag->index))) {
             return OPAL_ERR_RESOURCE_BUSY;
         }
-        if (++ep->fifo_sends >= mca_btl_sm_component.fbox_threshold) {
+        if (++ep->fifo_sends >= mca_btl_sm_params.fbox_threshold) {
             fbox_setup(ep);
         }
     }
@@ -241,7 +241,7 @@ int mca_btl_sm_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, co
         return OPAL_ERR_RESOURCE_BUSY;
     }
     if (OPAL_LIKELY(ep->fbox_out_on) && total <= fbox_inline_limit() &&
-        OPAL_LIKELY(SM_FAULT_NONE == mca_btl_sm_component.fault_inject)) {
+        OPAL_LIKELY(SM_FAULT_NONE == mca_btl_sm_params.fault_inject)) {
         uint32_t pos = sm_fbox_reserve(&ep->fbox_out, (uint32_t) total);
         if (OPAL_UNLIKELY(pos >= SM_FBOX_FULL)) {
             SM_UNLOCK();
