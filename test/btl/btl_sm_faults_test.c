@@ -159,6 +159,9 @@ START_TEST(killed_peer_is_reported_and_survivors_finish)
     EXPECT(&run, 0 != run.status && 124 != run.status);
     EXPECT(&run, 1 == count(run.out, "rank 0 kill ok: error callback for rank 2"));
     EXPECT(&run, 1 == count(run.out, "rank 1 kill ok: error callback for rank 2"));
+    /* While the job still ran, the dead rank had left nothing in /dev/shm;
+     * after it, neither had anyone. */
+    EXPECT(&run, 2 == count(run.out, "unreachable, shm leftovers 0\n"));
     EXPECT(&run, 1 == count(run.out, "rank 0: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
     EXPECT(&run, 1 == count(run.out, "rank 1: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
     EXPECT(&run, shm_files() <= before);

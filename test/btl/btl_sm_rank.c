@@ -209,8 +209,7 @@ void sm_rank_wait32(volatile uint32_t *counter, uint32_t target, const char *wha
     }
 }
 
-/* /dev/shm files of this job's btl/sm segments still linked. */
-static int shm_leftovers(void)
+int sm_rank_shm_leftovers(void)
 {
     const char *prefix = getenv("OPAL_ORTE_SHM_PREFIX");
     if (NULL == prefix) {
@@ -274,7 +273,7 @@ static void case_alltoall(uint32_t count)
     printf("rank %u alltoall ok: %" PRIu64 " messages, %" PRIu64 " bytes received; module %s; "
            "shm leftovers %d\n",
            sm_rank_me, total, bytes, btl->btl_component->btl_version.mca_component_name,
-           shm_leftovers());
+           sm_rank_shm_leftovers());
 }
 
 static void case_flood(void)

@@ -81,6 +81,10 @@ bool sm_rank_btl_is(const mca_btl_base_module_t *btl, const char *name);
 /* Seconds since start (for deadlines and reports, never for verdicts). */
 double sm_rank_now(void);
 
+/* /dev/shm files of this job's btl/sm segments still linked (-1 without
+ * mcarun's prefix). */
+int sm_rank_shm_leftovers(void);
+
 /* Cases in btl_sm_rank_rdma.c and btl_sm_rank_faults.c. */
 void sm_rank_case_rdma(void);
 void sm_rank_case_bw(size_t size, int iters);

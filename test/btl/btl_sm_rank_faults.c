@@ -77,8 +77,10 @@ void sm_rank_case_kill(void)
         sm_rank_fail("send to the dead rank %u: %s, not Unreachable", victim, opal_strerror(rc));
     }
     survivors_meet(victim);
-    printf("rank %u kill ok: error callback for rank %u, sends to it unreachable\n", sm_rank_me,
-           victim);
+    /* Every segment was unlinked once mapped: the dead rank's too. */
+    printf("rank %u kill ok: error callback for rank %u, sends to it unreachable, shm "
+           "leftovers %d\n",
+           sm_rank_me, victim, sm_rank_shm_leftovers());
 }
 
 void sm_rank_case_fault(const char *kind)
