@@ -146,7 +146,13 @@ typedef struct perf_t {
     /* Counters bumped by the callbacks, read by the wait loops. One
      * thread runs both (callbacks run from opal_progress or from inside
      * the send that completed at once), so plain integers suffice. */
-    uint64_t rx_msgs;   /* whole messages received into rbuf */
+    uint64_t rx_msgs; /* whole messages received into rbuf */
+    /* How many of rx_msgs / rx_ack the loops have waited for so far: the
+     * next wait's target counts from here, never from the counter, since
+     * the peer's first messages may arrive before the loop starts (during
+     * the barrier before it). */
+    uint64_t rx_waited;
+    uint64_t ack_waited;
     size_t rx_frag_off; /* bytes of the current fragmented message */
     uint64_t rx_ack;
     uint64_t rx_hello;
