@@ -102,16 +102,18 @@ int opal_common_ofi_ctx_open(opal_common_ofi_ctx_t *ctx, struct fi_info *info,
     if (0 != rc) {
         return failed(ctx, "fi_ep_bind (completion queue)", rc, why);
     }
+    rc = fi_enable(ctx->ep);
+    if (0 != rc) {
+        return failed(ctx, "fi_enable", rc, why);
+    }
+    /* After fi_enable: shm (libfabric 1.17) crashes when it is set before,
+     * and no receive has been posted yet. */
     if (0 != attr->min_multi_recv && 0 != (info->caps & FI_MULTI_RECV)) {
         size_t min = attr->min_multi_recv;
         rc = fi_setopt(&ctx->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min));
         if (0 != rc) {
             return failed(ctx, "fi_setopt (FI_OPT_MIN_MULTI_RECV)", rc, why);
         }
-    }
-    rc = fi_enable(ctx->ep);
-    if (0 != rc) {
-        return failed(ctx, "fi_enable", rc, why);
     }
     ctx->addrlen = sizeof(ctx->addr);
     rc = fi_getname(&ctx->ep->fid, ctx->addr, &ctx->addrlen);
