@@ -249,7 +249,7 @@ typedef struct mca_btl_ofi_component_t {
     unsigned free_list_max;
 } mca_btl_ofi_component_t;
 
-extern mca_btl_ofi_component_t mca_btl_ofi_component;
+OPAL_DECLSPEC extern mca_btl_ofi_component_t mca_btl_ofi_component;
 
 /* The defaults real modules copy (the standard variables are bound here). */
 extern mca_btl_ofi_module_t mca_btl_ofi_module_template;

@@ -5,6 +5,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +160,32 @@ static int ofi_close(void)
     return OPAL_SUCCESS;
 }
 
-static void decline(const char *format, const char *detail)
+/* Publishes blob under the modex key and commits it, so that peers read
+ * it without waiting for a fence. */
+static int publish(void *blob, size_t size)
 {
-    mca_base_component_decline(&mca_btl_ofi_component.super.btl_version, format, detail);
+    int rc = opal_modex_send(MCA_BTL_OFI_MODEX_KEY, blob, size, OPAL_MODEX_SCOPE_GLOBAL);
+    free(blob);
+    return OPAL_SUCCESS == rc ? opal_modex_commit() : rc;
+}
+
+/* Declines with the reason, which peers read in place of an address:
+ * they say why this process cannot be reached instead of waiting for it. */
+static void decline(const char *format, ...) OPAL_PRINTF_LIKE(1, 2);
+static void decline(const char *format, ...)
+{
+    char reason[256];
+    va_list ap;
+    va_start(ap, format);
+    (void) vsnprintf(reason, sizeof(reason), format, ap);
+    va_end(ap);
+    mca_base_component_decline(&mca_btl_ofi_component.super.btl_version, "%s", reason);
+    void *blob = NULL;
+    size_t size = 0;
+    if (opal_rte_installed() &&
+        OPAL_SUCCESS == opal_common_ofi_declined_pack(reason, &blob, &size)) {
+        (void) publish(blob, size);
+    }
 }
 
 static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_threads,
@@ -172,10 +196,8 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     *num_btls = 0;
     const opal_proc_job_info_t *job = opal_proc_job_info();
     if (NULL != job && job->size > MCA_BTL_OFI_MAX_RANKS) {
-        mca_base_component_decline(&mca_btl_ofi_component.super.btl_version,
-                                   "jobs of more than %u processes are not supported (this one "
-                                   "has %u)",
-                                   (unsigned) MCA_BTL_OFI_MAX_RANKS, (unsigned) job->size);
+        decline("jobs of more than %u processes are not supported (this one has %u)",
+                (unsigned) MCA_BTL_OFI_MAX_RANKS, (unsigned) job->size);
         return NULL;
     }
 
@@ -257,15 +279,11 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         size_t size = 0;
         rc = opal_common_ofi_addr_pack(&module->ofi, &blob, &size);
         if (OPAL_SUCCESS == rc) {
-            rc = opal_modex_send(MCA_BTL_OFI_MODEX_KEY, blob, size, OPAL_MODEX_SCOPE_GLOBAL);
-            free(blob);
+            rc = publish(blob, size);
         }
         if (OPAL_SUCCESS != rc) {
-            char reason[128];
-            snprintf(reason, sizeof(reason), "publishing its address failed: %s",
-                     opal_strerror(rc));
             (void) mca_btl_ofi_finalize(&module->super);
-            decline("%s", reason);
+            decline("publishing its address failed: %s", opal_strerror(rc));
             return NULL;
         }
     }

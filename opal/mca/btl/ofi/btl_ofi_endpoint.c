@@ -84,6 +84,11 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     }
     opal_common_ofi_peer_addr_t addr;
     char detail[160];
+    if (opal_common_ofi_declined_unpack(blob, size, detail, sizeof(detail))) {
+        reason(why, "ofi: rank %u's btl/ofi did not run: %s", rank, detail);
+        free(blob);
+        return NULL;
+    }
     rc = opal_common_ofi_addr_unpack(&module->ofi, blob, size, &addr, detail, sizeof(detail));
     if (OPAL_ERR_BAD_VALUE == rc) {
         /* A peer's data is broken: an error in its own right, not only a

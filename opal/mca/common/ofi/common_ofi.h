@@ -258,6 +258,16 @@ int opal_common_ofi_addr_pack(const opal_common_ofi_ctx_t *ctx, void **blob, siz
 int opal_common_ofi_addr_unpack(const opal_common_ofi_ctx_t *ctx, const void *blob, size_t size,
                                 opal_common_ofi_peer_addr_t *addr, char *why, size_t why_size);
 
+/* A blob that says why this process has no endpoint (its component
+ * declined), so that peers report the reason instead of waiting for an
+ * address that never comes (*blob malloc'd; the reason is cut at 255
+ * bytes). */
+int opal_common_ofi_declined_pack(const char *reason, void **blob, size_t *size);
+
+/* Whether blob is such a declined blob; when it is, its reason (printable
+ * characters only, bad bytes shown as '?') in why. */
+bool opal_common_ofi_declined_unpack(const void *blob, size_t size, char *why, size_t why_size);
+
 /* Inserts a checked address into the AV; OPAL_ERR_UNREACH with why when
  * the provider refuses it. */
 int opal_common_ofi_av_insert(opal_common_ofi_ctx_t *ctx, const opal_common_ofi_peer_addr_t *addr,

@@ -68,6 +68,47 @@ int opal_common_ofi_addr_pack(const opal_common_ofi_ctx_t *ctx, void **blob, siz
     return OPAL_SUCCESS;
 }
 
+/* A declined blob: magic "OFIX", then the reason's bytes (no NUL). */
+#define DECLINED_MAGIC "OFIX"
+#define DECLINED_MAX 255
+
+int opal_common_ofi_declined_pack(const char *reason, void **blob, size_t *size)
+{
+    size_t len = strlen(reason);
+    if (len > DECLINED_MAX) {
+        len = DECLINED_MAX;
+    }
+    uint8_t *out = malloc(4 + len);
+    if (NULL == out) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(out, DECLINED_MAGIC, 4);
+    memcpy(out + 4, reason, len);
+    *blob = out;
+    *size = 4 + len;
+    return OPAL_SUCCESS;
+}
+
+bool opal_common_ofi_declined_unpack(const void *blob, size_t size, char *why, size_t why_size)
+{
+    if (NULL == blob || size < 4 || 0 != memcmp(blob, DECLINED_MAGIC, 4) || 0 == why_size) {
+        return false;
+    }
+    const uint8_t *text = (const uint8_t *) blob + 4;
+    size_t len = size - 4;
+    if (len > DECLINED_MAX) {
+        len = DECLINED_MAX;
+    }
+    if (len > why_size - 1) {
+        len = why_size - 1;
+    }
+    for (size_t i = 0; i < len; ++i) {
+        why[i] = isprint(text[i]) ? (char) text[i] : '?';
+    }
+    why[len] = '\0';
+    return true;
+}
+
 static const char *format_name(uint32_t format)
 {
     switch (format) {
