@@ -240,6 +240,7 @@ typedef struct mca_btl_ofi_component_t {
     mca_btl_base_module_t *modules[1];
 
     /* Variables (btl_ofi_*). */
+    bool multi_recv;
     size_t recv_buffer_size;
     unsigned recv_buffers;
     size_t cq_size;

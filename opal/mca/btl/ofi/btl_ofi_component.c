@@ -92,6 +92,14 @@ static int ofi_register(void)
         return rc;
     }
 
+    c->multi_recv = true;
+    rc = register_own("multi_recv",
+                      "Receive into multi-receive buffers when the provider has FI_MULTI_RECV "
+                      "(false: one message per posted buffer)",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->multi_recv);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
     c->recv_buffer_size = 0;
     rc = register_own("recv_buffer_size",
                       "Bytes of each multi-receive buffer (0: four times btl_ofi_max_send_size, "
@@ -206,7 +214,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     opal_common_ofi_want_t want = {
         .ep_type = FI_EP_RDM,
         .caps_required = FI_MSG,
-        .caps_desired = FI_RMA | FI_MULTI_RECV,
+        .caps_desired = FI_RMA | (mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
         .msg_order = FI_ORDER_SAS,
         .cq_data_size = sizeof(uint64_t),
         .threading = FI_THREAD_DOMAIN,
@@ -256,7 +264,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         .cq_size = mca_btl_ofi_component.cq_size,
         .want_wait_fd = mca_btl_ofi_component.wait_fd,
         .av_type = FI_AV_TABLE,
-        .min_multi_recv = tmpl->btl_max_send_size,
+        .min_multi_recv = mca_btl_ofi_component.multi_recv ? tmpl->btl_max_send_size : 0,
     };
     rc = opal_common_ofi_ctx_open(&ofi, info, &attr, &why);
     if (OPAL_SUCCESS != rc) {

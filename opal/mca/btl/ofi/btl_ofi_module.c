@@ -343,7 +343,7 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
     if (module->inject_size > MCA_BTL_OFI_INJECT_MAX) {
         module->inject_size = MCA_BTL_OFI_INJECT_MAX;
     }
-    module->multi_recv = 0 != (module->ofi.info->caps & FI_MULTI_RECV);
+    module->multi_recv = c->multi_recv && 0 != (module->ofi.info->caps & FI_MULTI_RECV);
 
     size_t max = c->free_list_max > 0 ? c->free_list_max : 1;
     int rc = OPAL_ERR_OUT_OF_RESOURCE;

@@ -218,26 +218,68 @@ typedef struct {
     size_t order;
 } candidate_t;
 
-/* Appends "name: why" to *reasons once per provider and reason. */
-static void add_reason(char ***reasons, const struct fi_info *info, const char *format,
+/* Why providers were left out: each distinct reason once, with the
+ * providers it applies to ("not in ofi_provider_include=x
+ * (tcp;ofi_rxm,shm)"), so that the message stays short. */
+typedef struct {
+    char **why;       /* distinct reasons */
+    char **providers; /* providers[i]: comma list for why[i] */
+} reasons_t;
+
+static void add_reason(reasons_t *r, const struct fi_info *info, const char *format,
                        const char *detail)
 {
-    char *text = NULL;
     char *why = NULL;
     if (asprintf(&why, format, detail) < 0) {
         return;
     }
-    if (asprintf(&text, "%s: %s", info->fabric_attr->prov_name, why) >= 0) {
-        (void) opal_argv_append_unique_nosize(reasons, text);
-        free(text);
+    const char *prov = info->fabric_attr->prov_name;
+    int i = 0;
+    while (NULL != r->why && NULL != r->why[i] && 0 != strcmp(r->why[i], why)) {
+        ++i;
+    }
+    if (NULL == r->why || NULL == r->why[i]) {
+        if (OPAL_SUCCESS != opal_argv_append_nosize(&r->why, why) ||
+            OPAL_SUCCESS != opal_argv_append_nosize(&r->providers, prov)) {
+            free(why);
+            return;
+        }
+    } else {
+        char **names = opal_argv_split(r->providers[i], ',');
+        bool seen = false;
+        for (int k = 0; NULL != names && NULL != names[k]; ++k) {
+            seen = seen || 0 == strcmp(names[k], prov);
+        }
+        opal_argv_free(names);
+        char *joined = NULL;
+        if (!seen && asprintf(&joined, "%s,%s", r->providers[i], prov) >= 0) {
+            free(r->providers[i]);
+            r->providers[i] = joined;
+        }
     }
     free(why);
+}
+
+/* "why (p1,p2); why2 (p3)" (caller frees), or NULL. */
+static char *reasons_text(const reasons_t *r)
+{
+    char *text = NULL;
+    for (int i = 0; NULL != r->why && NULL != r->why[i]; ++i) {
+        char *next = NULL;
+        if (asprintf(&next, "%s%s%s (%s)", NULL != text ? text : "", NULL != text ? "; " : "",
+                     r->why[i], r->providers[i]) < 0) {
+            break;
+        }
+        free(text);
+        text = next;
+    }
+    return text;
 }
 
 /* Whether info can be used; when not, *reasons gets why. values are the
  * ofi_* variables' current values (NULL: unset). */
 static bool usable(const opal_common_ofi_want_t *want, const struct fi_info *info,
-                   char *const values[4], char ***reasons)
+                   char *const values[4], reasons_t *reasons)
 {
     const char *prov = info->fabric_attr->prov_name;
     if (NULL != values[0] && !opal_common_ofi_provider_listed(values[0], prov, NULL)) {
@@ -397,7 +439,7 @@ int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struc
                                          "if_include"};
     struct fi_info *lists[1 << MAX_DESIRED_BITS] = {NULL};
     char *values[4] = {NULL};
-    char **reasons = NULL;
+    reasons_t reasons = {NULL, NULL};
     candidate_t *cands = NULL;
     size_t nlists = 0, ncands = 0;
     *info = NULL;
@@ -457,7 +499,7 @@ int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struc
         ++ncands;
     }
     if (0 == ncands) {
-        char *list = NULL != reasons ? opal_argv_join(reasons, ';') : NULL;
+        char *list = reasons_text(&reasons);
         if (asprintf(why, "no libfabric provider fits (%s)", NULL != list ? list : "none") < 0) {
             *why = NULL;
         }
@@ -481,7 +523,8 @@ int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struc
 
 out:
     free(cands);
-    opal_argv_free(reasons);
+    opal_argv_free(reasons.why);
+    opal_argv_free(reasons.providers);
     for (size_t l = 0; l < nlists; ++l) {
         if (NULL != lists[l]) {
             fi_freeinfo(lists[l]);
