@@ -13,6 +13,12 @@
  *                        rank 0 must find it unreachable for that reason
  *   module               prints the provider btl/ofi uses here
  *                        ("provider: <name>") and its limits
+ *   wait                 rank 0 sleeps in opal_progress_wait (a 30 s
+ *                        timeout) until rank 1's message, sent after
+ *                        300 ms, wakes it; prints "woken after X s"
+ *   nordma               prints how many RDMA modules rank 0 has for
+ *                        rank 1 ("rdma modules: N") and bounces one
+ *                        message
  *
  * Prints "rank R: CASE ok" and exits 0; "rank R: FAILED: ..." and exits 1.
  */
@@ -161,6 +167,58 @@ static int case_pingpong(int argc, char **argv)
     return exit_code;
 }
 
+/* ----------------------------------------------------------------- wait */
+
+static int case_wait(void)
+{
+    if (job_size < 2) {
+        FAIL("wait needs two ranks");
+        return 1;
+    }
+    expected_size = 8;
+    unsigned char buf[8] = {0};
+    if (1 == my_rank) {
+        usleep(300000);
+        for (size_t k = 0; k < sizeof(buf); ++k) {
+            buf[k] = pattern(0, k);
+        }
+        if (send_to(0, buf, sizeof(buf))) {
+            (void) wait_for(1);
+        }
+        return exit_code;
+    }
+    if (0 != my_rank) {
+        return 0;
+    }
+    /* Nothing but the message can end the wait before its timeout. */
+    const int64_t timeout_ns = 30000000000ll;
+    uint64_t start = opal_timer_ns();
+    int waits = 0;
+    while (0 == received && opal_timer_ns() - start < (uint64_t) timeout_ns) {
+        int rc = opal_progress_wait(timeout_ns);
+        ++waits;
+        if (rc < 0) {
+            FAIL("opal_progress_wait: %s", opal_strerror(rc));
+            return 1;
+        }
+    }
+    double elapsed = (double) (opal_timer_ns() - start) / 1e9;
+    if (0 == received) {
+        FAIL("no message after %.1f s of waiting", elapsed);
+        return 1;
+    }
+    if (elapsed >= 20.0) {
+        FAIL("the message did not wake the wait (%.1f s)", elapsed);
+        return 1;
+    }
+    say("woken after %.3f s (%d waits)", elapsed, waits);
+    for (size_t k = 0; k < sizeof(buf); ++k) {
+        buf[k] = pattern(1, k);
+    }
+    (void) send_to(1, buf, sizeof(buf));
+    return exit_code;
+}
+
 /* ------------------------------------------------------ unreachable peers */
 
 /* The base printed the add_procs error; rank 0 checks it failed. */
@@ -225,8 +283,8 @@ int main(int argc, char **argv)
         (void) orte_finalize();
         return 3;
     }
-    if (btl_up && (0 == my_rank || (0 != strcmp(name, "malformed") &&
-                                    0 != strcmp(name, "declined")))) {
+    if (btl_up &&
+        (0 == my_rank || (0 != strcmp(name, "malformed") && 0 != strcmp(name, "declined")))) {
         rc = mca_btl_base_add_all_procs();
         if (0 == strcmp(name, "malformed") || 0 == strcmp(name, "declined")) {
             exit_code = expect_unreachable(rc);
@@ -235,6 +293,17 @@ int main(int argc, char **argv)
         } else if (0 == strcmp(name, "pingpong")) {
             (void) opal_fence(false);
             exit_code = case_pingpong(argc - 2, argv + 2);
+        } else if (0 == strcmp(name, "wait")) {
+            (void) opal_fence(false);
+            exit_code = case_wait();
+        } else if (0 == strcmp(name, "nordma")) {
+            mca_btl_base_peer_t *peer = mca_btl_base_peer_get(1 - my_rank);
+            if (my_rank < 2 && job_size >= 2) {
+                say("rdma modules: %d, send modules: %d", peer->rdma_count, peer->send_count);
+            }
+            (void) opal_fence(false);
+            char *args[2] = {"100", "10"};
+            exit_code = case_pingpong(2, args);
         } else if (0 == strcmp(name, "module")) {
             /* Found through the base: the component lives in a plugin. */
             mca_btl_ofi_module_t *m = NULL;
@@ -249,8 +318,8 @@ int main(int argc, char **argv)
                 FAIL("btl/ofi has no module");
             } else {
                 say("provider: %s, domain %s, eager %zu, max send %zu, inject %zu, %s, %s, %s",
-                    m->ofi.prov_name, m->ofi.info->domain_attr->name,
-                    m->super.btl_eager_limit, m->super.btl_max_send_size, m->inject_size,
+                    m->ofi.prov_name, m->ofi.info->domain_attr->name, m->super.btl_eager_limit,
+                    m->super.btl_max_send_size, m->inject_size,
                     m->multi_recv ? "multi-receive" : "single receives",
                     m->has_rma ? "rma" : "no rma", m->wait_fd_is_timer ? "timer" : "wait fd");
             }

@@ -106,8 +106,8 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     }
     bool same_node = 0 != (proc->proc_locality & OPAL_PROC_ON_NODE);
     if (!same_node && node_local_provider(module)) {
-        reason(why, "%s reaches only this node, rank %u runs on %s", module->ofi.prov_name,
-               rank, NULL != proc->proc_hostname ? proc->proc_hostname : "another node");
+        reason(why, "%s reaches only this node, rank %u runs on %s", module->ofi.prov_name, rank,
+               NULL != proc->proc_hostname ? proc->proc_hostname : "another node");
         free(blob);
         return NULL;
     }

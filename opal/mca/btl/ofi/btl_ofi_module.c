@@ -160,24 +160,26 @@ int mca_btl_ofi_module_progress(mca_btl_ofi_module_t *module)
     return events;
 }
 
-/* The CQ's wait fd fired: progress until the provider says it is safe to
- * sleep on the fd again (fi_trywait), a few rounds at most. */
+/* The CQ's wait fd fired (or its arming found work waiting). */
 static int wait_fd_ready(int fd, uint32_t epoll_events, void *context)
 {
     (void) fd;
     (void) epoll_events;
+    return mca_btl_ofi_module_progress(context);
+}
+
+/* Before opal_progress_wait sleeps on the CQ's fd: libfabric signals the
+ * fd only after fi_trywait said it is safe to block (it also drives the
+ * provider's own connection and socket progress into the fd). Busy
+ * polling never pays for it. */
+static int wait_fd_arm(int fd, void *context)
+{
+    (void) fd;
     mca_btl_ofi_module_t *module = context;
-    int events = 0;
-    for (int round = 0; round < 8; ++round) {
-        events += mca_btl_ofi_module_progress(module);
-        OPAL_THREAD_LOCK(&module->lock);
-        int rc = opal_common_ofi_cq_trywait(&module->ofi);
-        OPAL_THREAD_UNLOCK(&module->lock);
-        if (OPAL_SUCCESS == rc) {
-            break;
-        }
-    }
-    return events;
+    OPAL_THREAD_LOCK(&module->lock);
+    int rc = opal_common_ofi_cq_trywait(&module->ofi);
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return rc;
 }
 
 /* The timer fired: without a wait fd it stands in for one (progress);
@@ -234,7 +236,7 @@ static int wait_setup(mca_btl_ofi_module_t *module, char **why)
     int rc = OPAL_SUCCESS;
     module->wait_fd_is_timer = module->ofi.cq_fd < 0;
     if (!module->wait_fd_is_timer) {
-        rc = opal_progress_fd_register(module->ofi.cq_fd, wait_fd_ready, module);
+        rc = opal_progress_fd_register_armed(module->ofi.cq_fd, wait_fd_ready, wait_fd_arm, module);
         if (OPAL_SUCCESS != rc) {
             goto fail;
         }
