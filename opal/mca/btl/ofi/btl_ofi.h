@@ -60,6 +60,18 @@ static inline uint64_t mca_btl_ofi_data_make(mca_btl_base_tag_t tag, uint32_t ra
 /* The largest sendi / inject message copied through the stack. */
 #define MCA_BTL_OFI_INJECT_MAX 4096
 
+/* Flow control. An injected message reports no completion, so nothing
+ * tells when the provider has really sent it, and a provider may queue
+ * injects without bound while the peer does not read (rxm over tcp
+ * does). So at most INJECT_BATCH messages in a row to a peer are
+ * injected; the next one is posted with a completion, and once
+ * MAX_POSTED of those are outstanding to a peer, sends to it are busy.
+ * A completion comes after every earlier message to the peer went out
+ * (FI_ORDER_SAS), so what a peer that does not read can pile up is
+ * bounded by MAX_POSTED * (INJECT_BATCH + 1) messages. */
+#define MCA_BTL_OFI_INJECT_BATCH 64
+#define MCA_BTL_OFI_MAX_POSTED   64
+
 /* ------------------------------------------------------------- contexts */
 
 typedef enum {
@@ -157,6 +169,10 @@ typedef struct mca_btl_base_endpoint_t {
     bool failed;
     uint32_t send_seq;
     uint32_t recv_seq;
+    /* Messages injected since the last one posted with a completion, and
+     * sends posted with a completion not yet reported (flow control). */
+    unsigned injected;
+    unsigned posted;
     /* mca_btl_ofi_held_t by seq. */
     opal_list_t held;
     /* Frags and RDMA ops posted to it (completion still owed). */

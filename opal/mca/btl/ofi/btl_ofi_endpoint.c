@@ -214,6 +214,7 @@ void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_
                        op->cbdata, OPAL_ERR_UNREACH);
         }
     }
+    ep->posted = 0;
     mca_btl_ofi_recv_drop_held(module, ep);
 }
 

@@ -149,10 +149,21 @@ static int send_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
     return OPAL_ERR_UNREACH;
 }
 
-/* Posts frag (with a completion); caller holds the lock. */
+/* Whether a message of len bytes to ep may be injected now. */
+static inline bool may_inject(const mca_btl_ofi_module_t *module, const mca_btl_ofi_endpoint_t *ep,
+                              size_t len)
+{
+    return len <= module->inject_size && ep->injected < MCA_BTL_OFI_INJECT_BATCH;
+}
+
+/* Posts frag (with a completion); caller holds the lock. -FI_EAGAIN when
+ * the peer has MCA_BTL_OFI_MAX_POSTED sends outstanding already. */
 static ssize_t post(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
                     mca_btl_ofi_frag_t *frag, uint64_t data)
 {
+    if (OPAL_UNLIKELY(ep->posted >= MCA_BTL_OFI_MAX_POSTED)) {
+        return -FI_EAGAIN;
+    }
     ssize_t rc;
     mca_btl_base_segment_t *seg = frag->segments;
     if (1 == frag->base.des_segment_count) {
@@ -180,6 +191,8 @@ static ssize_t post(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
     }
     if (OPAL_LIKELY(0 == rc)) {
         ++ep->send_seq;
+        ++ep->posted;
+        ep->injected = 0;
         frag->state = MCA_BTL_OFI_OP_POSTED;
         frag->endpoint = ep;
         opal_list_append(&ep->outstanding, &frag->base.super.super);
@@ -199,11 +212,12 @@ int mca_btl_ofi_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
     }
     uint64_t data = mca_btl_ofi_data_make(tag, module->my_rank, ep->send_seq);
     ssize_t rc;
-    if (1 == des->des_segment_count && frag->segments[0].seg_len <= module->inject_size) {
+    if (1 == des->des_segment_count && may_inject(module, ep, frag->segments[0].seg_len)) {
         rc = fi_injectdata(module->ofi.ep, frag->segments[0].seg_addr, frag->segments[0].seg_len,
                            data, ep->fi_addr);
         if (OPAL_LIKELY(0 == rc)) {
             ++ep->send_seq;
+            ++ep->injected;
             OPAL_THREAD_UNLOCK(&module->lock);
             if (0 != (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) &&
                 NULL != des->des_cbfunc) {
@@ -249,7 +263,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
         return OPAL_ERR_UNREACH;
     }
     uint64_t data = mca_btl_ofi_data_make(tag, module->my_rank, ep->send_seq);
-    if (total <= module->inject_size) {
+    if (may_inject(module, ep, total)) {
         uint8_t buf[MCA_BTL_OFI_INJECT_MAX];
         if (header_size > 0) {
             memcpy(buf, header, header_size);
@@ -260,6 +274,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
         rc = fi_injectdata(module->ofi.ep, buf, total, data, ep->fi_addr);
         if (OPAL_LIKELY(0 == rc)) {
             ++ep->send_seq;
+            ++ep->injected;
             OPAL_THREAD_UNLOCK(&module->lock);
             return OPAL_SUCCESS;
         }
@@ -337,6 +352,7 @@ int mca_btl_ofi_send_complete(mca_btl_ofi_module_t *module, mca_btl_ofi_frag_t *
         return OPAL_SUCCESS;
     }
     opal_list_remove_item(&frag->endpoint->outstanding, &frag->base.super.super);
+    --frag->endpoint->posted;
     frag->state = 0;
     if (NULL != frag->base.des_cbfunc) {
         frag->base.des_cbfunc(&module->super, frag->endpoint, &frag->base, status);
