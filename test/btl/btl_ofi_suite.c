@@ -33,8 +33,9 @@
  * driven by both sides' progress: eight oversubscribed ranks exchanging
  * 256 KiB messages take minutes on two cores. Smaller messages and four
  * ranks test the same paths in seconds. */
-static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_PROVIDER,
-                                       "--mca", "btl_ofi_max_send_size", "65536", NULL};
+static const char *const mca_args[] = {"--mca", "ofi_provider_include",  BTL_OFI_PROVIDER,
+                                       "--mca", "btl_ofi_max_send_size", "65536",
+                                       NULL};
 #define ALLTOALL_NP 4
 #else
 static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_PROVIDER, NULL};
@@ -62,8 +63,8 @@ static const char *provider_missing(void)
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG;
     hints->fabric_attr->prov_name = strdup(BTL_OFI_PROVIDER);
-    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints,
-                        &info);
+    int rc =
+        fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &info);
     fi_freeinfo(hints);
     if (0 == rc) {
         fi_freeinfo(info);

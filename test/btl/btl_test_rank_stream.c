@@ -524,9 +524,9 @@ static bool described(void *arg)
 
 /* Pairs (0, 1), (2, 3), ...: once the partner has the stream's
  * description (and said so), the even rank fills it with sendi while the
- * partner sits in a fence, not progressing, until sendi says busy; both leave the fence and the rest goes out with retries. The
- * partner must receive every message once, in order. With "busy-optional"
- * a transport that never says busy passes (saying so). */
+ * partner sits in a fence, not progressing, until sendi says busy; both leave the fence and the
+ * rest goes out with retries. The partner must receive every message once, in order. With
+ * "busy-optional" a transport that never says busy passes (saying so). */
 bool btl_test_case_sendi(int argc, char **argv)
 {
     bool busy_optional = argc > 2 && 0 == strcmp(argv[2], "busy-optional");
