@@ -37,7 +37,8 @@ mca_btl_ofi_component_t mca_btl_ofi_component = {
                     .mca_close_component = ofi_close,
                     /* libfabric's providers install memory hooks and
                      * threads that do not survive being unmapped and
-                     * mapped again within one process. */
+                     * mapped again within one process (libfabric itself
+                     * is pinned, see opal_common_ofi_pin_library). */
                     .mca_component_flags = MCA_BASE_COMPONENT_FLAG_ALWAYS_LOADED,
                 },
             .btl_init = ofi_init,
@@ -65,6 +66,7 @@ static int register_own(const char *name, const char *description, mca_base_var_
 static int ofi_register(void)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
+    opal_common_ofi_pin_library();
     int rc = opal_common_ofi_register(&c->super.btl_version);
     if (OPAL_SUCCESS != rc) {
         return rc;

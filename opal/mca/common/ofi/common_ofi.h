@@ -74,6 +74,13 @@ char *opal_common_ofi_var_value(const char *name);
  * storage is unloaded. */
 int opal_common_ofi_register(const mca_base_component_t *component);
 
+/* Keeps libfabric (and the provider libraries it pulled in) mapped until
+ * the process exits, whatever happens to the plugin that loaded it: its
+ * providers install memory hooks and threads that do not survive being
+ * unmapped, and the leaks of their constructors stay attributable to
+ * them (contrib/valgrind.supp, contrib/lsan.supp). Idempotent. */
+void opal_common_ofi_pin_library(void);
+
 /* ------------------------------------------------------------- choice */
 
 /* What a component asks of a provider. */

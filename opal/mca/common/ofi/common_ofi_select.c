@@ -6,6 +6,7 @@
 #include "opal/opal_config.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -19,6 +20,16 @@
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+
+void opal_common_ofi_pin_library(void)
+{
+    Dl_info where;
+    if (0 != dladdr((void *) (uintptr_t) fi_getinfo, &where) && NULL != where.dli_fname) {
+        /* Already loaded: this only marks it never to be unloaded. The
+         * handle is kept on purpose (it is what pins the library). */
+        (void) dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    }
+}
 
 uint32_t opal_common_ofi_api_version(void)
 {
