@@ -1,0 +1,120 @@
+# Sourced (bash) by the scripts that run lists of test commands outside
+# Check: contrib/rdma-vm/test-verbs.sh (in the soft-RoCE guest) and
+# test/btl/netns/btl_netns_test.sh (ranks in two network namespaces).
+#
+# A list file has one test a line, NAME NEEDS COMMAND...:
+#   NAME     what the PASS / FAIL / SKIP lines call it
+#   NEEDS    "-", or comma-separated build-tree paths (globs allowed) that
+#            must exist; a test whose needs are missing is skipped, or
+#            fails when tl_require_all=yes
+#   COMMAND  bash, run in the build directory with a time limit
+# Blank lines and lines starting with # are ignored.
+
+tl_passed=0
+tl_failed=0
+tl_skipped=0
+tl_failures=()
+tl_require_all=no
+tl_timeout=300
+
+tl_pass() {
+    echo "PASS $1"
+    tl_passed=$((tl_passed + 1))
+}
+tl_fail() {
+    echo "FAIL $1"
+    tl_failed=$((tl_failed + 1))
+    tl_failures+=("$1")
+}
+tl_skip() {
+    echo "SKIP $1"
+    tl_skipped=$((tl_skipped + 1))
+}
+
+# tl_run NAME COMMAND: runs one bash command in $tl_build with the time
+# limit, its output indented; PASS when it exits 0.
+tl_run() {
+    local name=$1 command=$2 start=$SECONDS
+    echo "-- $name: $command"
+    (cd "$tl_build" && timeout -k 10 "$tl_timeout" bash -c "$command") </dev/null 2>&1 |
+        sed 's/^/    | /'
+    local rc=${PIPESTATUS[0]}
+    if [ "$rc" -eq 0 ]; then
+        tl_pass "$name ($((SECONDS - start)) s)"
+    elif [ "$rc" -eq 124 ]; then
+        tl_fail "$name: no result within $tl_timeout s"
+    else
+        tl_fail "$name: status $rc"
+    fi
+}
+
+# tl_missing NEEDS: prints the needs that do not exist in $tl_build.
+tl_missing() {
+    local need missing=()
+    [ "$1" = - ] && return 0
+    IFS=, read -r -a need_list <<<"$1"
+    for need in "${need_list[@]}"; do
+        compgen -G "$tl_build/$need" >/dev/null || missing+=("$need")
+    done
+    echo "${missing[*]}"
+}
+
+# tl_run_list FILE: runs the tests of a list file in $tl_build.
+tl_run_list() {
+    local file=$1 name needs command missing
+    if [ ! -r "$file" ]; then
+        tl_fail "cannot read the test list $file"
+        return
+    fi
+    while read -r name needs command; do
+        case "$name" in '' | '#'*) continue ;; esac
+        if [ -z "$command" ]; then
+            tl_fail "$file: line '$name $needs' has no command"
+            continue
+        fi
+        missing=$(tl_missing "$needs")
+        if [ -n "$missing" ]; then
+            if [ "$tl_require_all" = yes ]; then
+                tl_fail "$name: not built: $missing"
+            else
+                tl_skip "$name: not built: $missing"
+            fi
+            continue
+        fi
+        tl_run "$name" "$command"
+    done <"$file"
+}
+
+# tl_summary LABEL: the closing lines; returns 0 when nothing failed (and,
+# with tl_require_all=yes, nothing was skipped).
+tl_summary() {
+    local f
+    echo
+    for f in "${tl_failures[@]}"; do
+        echo "failed: $f"
+    done
+    echo "$1: $tl_passed passed, $tl_failed failed, $tl_skipped skipped"
+    [ $tl_failed -eq 0 ] && { [ "$tl_require_all" = no ] || [ $tl_skipped -eq 0 ]; }
+}
+
+# tl_build_env BUILD: what `make check` gives tests, for commands run by
+# hand from the build tree BUILD: its plugins on the component path and its
+# help files on the help path (each unless already set).
+tl_build_env() {
+    local build=$1 srcdir
+    tl_build=$build
+    srcdir=$(sed -n 's/^abs_top_srcdir = //p' "$build/Makefile" 2>/dev/null)
+    if [ -z "${OPAL_MCA_mca_base_component_path:-}" ]; then
+        local dirs
+        dirs=$(find "$build" -path "$build/test" -prune -o \
+            -name 'mca_*.so' -path '*/.libs/*' -printf '%h\n' | sort -u | paste -sd:)
+        [ -n "$dirs" ] && export OPAL_MCA_mca_base_component_path=$dirs
+    fi
+    if [ -z "${OPAL_SHOW_HELP_PATH:-}" ] && [ -n "$srcdir" ]; then
+        OPAL_SHOW_HELP_PATH=$(find "$srcdir" -path "$srcdir/_build*" -prune -o \
+            -name 'help-*.txt' -printf '%h\n' | sort -u | paste -sd:)
+        export OPAL_SHOW_HELP_PATH
+    fi
+    export MCARUN=$build/orte/tools/mcarun/mcarun
+    export BUILD=$build
+}
