@@ -16,6 +16,7 @@ tl_skipped=0
 tl_failures=()
 tl_require_all=no
 tl_timeout=300
+tl_child=
 
 tl_pass() {
     echo "PASS $1"
@@ -36,9 +37,16 @@ tl_skip() {
 tl_run() {
     local name=$1 command=$2 start=$SECONDS
     echo "-- $name: $command"
-    (cd "$tl_build" && timeout -k 10 "$tl_timeout" bash -c "$command") </dev/null 2>&1 |
-        sed 's/^/    | /'
-    local rc=${PIPESTATUS[0]}
+    # In the background and waited for, so that the caller's signal traps
+    # run at once; timeout(1) passes a TERM on to the whole command.
+    (cd "$tl_build" && exec timeout -k 10 "$tl_timeout" bash -c "$command") \
+        </dev/null > >(sed 's/^/    | /') 2>&1 &
+    tl_child=$!
+    netns_child=$tl_child
+    wait "$tl_child"
+    local rc=$?
+    tl_child=
+    netns_child=
     if [ "$rc" -eq 0 ]; then
         tl_pass "$name ($((SECONDS - start)) s)"
     elif [ "$rc" -eq 124 ]; then
