@@ -60,7 +60,9 @@ for _ in $(seq 100); do
 done
 grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state ||
     fail "rxe0 port 1 did not become ACTIVE"
-say "rxe0 up on eth0 (10.99.0.2), running the command"
+read -r up _ </proc/uptime
+echo "${up%.*}" >"$out/boot-seconds"
+say "rxe0 up on eth0 (10.99.0.2) ${up%.*} s after boot; running the command"
 
 # The command gets the host's environment variables run.sh passed on
 # (command.sh sets them), a writable HOME and TMPDIR, and no terminal.

@@ -42,8 +42,6 @@ done
 r=/newroot
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose root $r ||
     fail "cannot mount the host's root filesystem (9p tag root)"
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out "$r$out" ||
-    fail "cannot mount the output folder $out (9p tag out)"
 mount -t proc proc $r/proc
 mount -t sysfs sys $r/sys
 mount -t devtmpfs dev $r/dev
@@ -57,5 +55,9 @@ mount -t tmpfs -o mode=1777 shm $r/dev/shm
 mount -t devpts devpts $r/dev/pts
 mount -t tmpfs -o mode=1777 tmp $r/tmp
 mount -t tmpfs -o mode=0755 run $r/run
+# Last, so that an output folder under /tmp is not hidden by the new /tmp.
+mkdir -p "$r$out" 2>/dev/null
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out "$r$out" ||
+    fail "cannot mount the output folder $out (9p tag out)"
 
 exec switch_root $r /bin/bash "$script" "$out" </dev/console >/dev/console 2>&1

@@ -252,9 +252,18 @@ mkdir -p "$out" && out=$(cd "$out" && pwd) || die 125 "cannot create $out"
 for p in "$out" "$here"; do
     case "$p" in *[[:space:]]*) die 2 "'$p' contains white space, which the guest cannot be told" ;; esac
 done
+# The guest has its own empty /tmp, /run and /dev/shm: the host's files
+# there are not visible in it.
+for p in "$PWD" "$build_dir"; do
+    case "$p/" in
+        /tmp/* | /run/* | /dev/shm/*)
+            die 2 "$p is under /tmp, /run or /dev/shm, which the guest does not share (the command starts in the current directory)"
+            ;;
+    esac
+done
 exec 9>"$out/.lock"
 flock -n 9 || die 125 "another run.sh is using $out"
-rm -f "$out/status" "$out/status.tmp" "$out/output.log" "$out/console.log"
+rm -f "$out/status" "$out/status.tmp" "$out/output.log" "$out/console.log" "$out/boot-seconds"
 
 {
     printf 'RDMAVM_MODROOT=%q\nRDMAVM_TIMEOUT=%q\n' "$kroot" "$timeout_s"
@@ -331,7 +340,8 @@ elapsed=$((SECONDS - boot))
 
 if [ -s "$out/status" ]; then
     status=$(cat "$out/status")
-    echo "rdma-vm: the command exited with status $status (guest ran $elapsed s)" >&2
+    booted=$(cat "$out/boot-seconds" 2>/dev/null)
+    echo "rdma-vm: the command exited with status $status (the guest ran $elapsed s, of which ${booted:-?} s to boot and set up rxe0)" >&2
     exit "$status"
 fi
 if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then

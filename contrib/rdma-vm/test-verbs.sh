@@ -68,7 +68,7 @@ wait_listening() {
 # pingpong NAME PORT SERVER-CMD... -- CLIENT-CMD...: a server in the
 # background, the client once the server listens; both must succeed.
 pingpong() {
-    local name=$1 port=$2 server=() client=()
+    local name=$1 port=$2 server=() client=() start=$SECONDS
     shift 2
     while [ $# -gt 0 ] && [ "$1" != -- ]; do server+=("$1"); shift; done
     shift
@@ -89,7 +89,7 @@ pingpong() {
     sed 's/^/    server| /' "$log"
     rm -f "$log"
     if [ "$crc" -eq 0 ] && [ "$src" -eq 0 ]; then
-        pass "$name"
+        pass "$name ($((SECONDS - start)) s)"
     else
         fail "$name (client status $crc, server status $src)"
     fi
