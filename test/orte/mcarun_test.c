@@ -401,6 +401,29 @@ START_TEST(crashing_rank_is_named_and_stops_the_job)
 }
 END_TEST
 
+START_TEST(enable_recovery_lets_the_survivors_finish)
+{
+    mcarun_run_t run;
+    RUN(&run, NULL, "-np", "3", "--oversubscribe", "--enable-recovery", rank_prog, "recover",
+        "1");
+    /* The failure still decides the status and is named; the survivors'
+     * fences fail instead of hanging, and they finish on their own. */
+    EXPECT(&run, 128 + SIGSEGV == run.status);
+    EXPECT(&run, has(run.err, "mcarun: rank 1 (pid ") && has(run.err, "exited on signal"));
+    EXPECT(&run, 1 == mcarun_test_count(run.err, "mcarun: "));
+    EXPECT(&run, has(run.out, "rank 0 fence: OPAL_ERR_") && has(run.out, "rank 2 fence: OPAL_ERR_"));
+    EXPECT(&run, has(run.out, "rank 0 finalized: OPAL_SUCCESS") &&
+                     has(run.out, "rank 2 finalized: OPAL_SUCCESS"));
+    mcarun_test_run_free(&run);
+
+    /* Without it, the job stops: the survivors never finalize. */
+    RUN(&run, NULL, "-np", "3", "--oversubscribe", rank_prog, "recover", "1");
+    EXPECT(&run, 128 + SIGSEGV == run.status);
+    EXPECT(&run, !has(run.out, "finalized: OPAL_SUCCESS"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(exit_without_finalize_fails_the_job)
 {
     mcarun_run_t run;
@@ -659,6 +682,7 @@ int main(void)
     OPAL_TEST_ADD(s, stdin_from_a_terminal_is_forwarded);
     OPAL_TEST_ADD(s, exit_status_is_the_failing_ranks);
     OPAL_TEST_ADD(s, crashing_rank_is_named_and_stops_the_job);
+    OPAL_TEST_ADD(s, enable_recovery_lets_the_survivors_finish);
     OPAL_TEST_ADD(s, exit_without_finalize_fails_the_job);
     OPAL_TEST_ADD(s, abort_stops_the_job_with_its_status);
     OPAL_TEST_ADD(s, missing_program_is_reported);

@@ -276,6 +276,18 @@ int main(int argc, char **argv)
             printf("rank %lu fence: %s\n", rank, opal_strerror_name(rc));
             rc = 3;
         }
+    } else if (0 == strcmp(mode, "recover")) {
+        /* Rank arg dies on a signal; the others learn it from their fence
+         * and finish normally (under mcarun --enable-recovery). */
+        connect_or_die();
+        if ((long) rank == arg) {
+            crash();
+        }
+        rc = orte_launcher_client_fence(0);
+        printf("rank %lu fence: %s\n", rank, opal_strerror_name(rc));
+        rc = orte_launcher_client_finalize();
+        printf("rank %lu finalized: %s\n", rank, opal_strerror_name(rc));
+        rc = OPAL_SUCCESS == rc ? 0 : 3;
     } else if (0 == strcmp(mode, "session")) {
         rc = mode_session(rank, (int) arg);
     } else if (0 == strcmp(mode, "affinity")) {

@@ -61,13 +61,13 @@ typedef enum {
 } mca_base_framework_flags_t;
 
 /* Why a component is not in use; what opal_info prints. */
-#define MCA_BASE_COMPONENT_STAGE_TABLE(X)                        \
-    X(MCA_BASE_COMPONENT_STAGE_LOAD, "load")                     \
-    X(MCA_BASE_COMPONENT_STAGE_VERSION, "version check")         \
-    X(MCA_BASE_COMPONENT_STAGE_EXCLUDED, "selection")            \
-    X(MCA_BASE_COMPONENT_STAGE_REGISTER, "register")             \
-    X(MCA_BASE_COMPONENT_STAGE_OPEN, "open")                     \
-    X(MCA_BASE_COMPONENT_STAGE_QUERY, "query")                   \
+#define MCA_BASE_COMPONENT_STAGE_TABLE(X)                                                          \
+    X(MCA_BASE_COMPONENT_STAGE_LOAD, "load")                                                       \
+    X(MCA_BASE_COMPONENT_STAGE_VERSION, "version check")                                           \
+    X(MCA_BASE_COMPONENT_STAGE_EXCLUDED, "selection")                                              \
+    X(MCA_BASE_COMPONENT_STAGE_REGISTER, "register")                                               \
+    X(MCA_BASE_COMPONENT_STAGE_OPEN, "open")                                                       \
+    X(MCA_BASE_COMPONENT_STAGE_QUERY, "query")                                                     \
     X(MCA_BASE_COMPONENT_STAGE_PRIORITY, "priority")
 
 typedef enum {
@@ -131,6 +131,16 @@ typedef int (*mca_base_framework_register_params_fn_t)(mca_base_register_flag_t 
 typedef int (*mca_base_framework_open_fn_t)(mca_base_open_flag_t flags);
 typedef int (*mca_base_framework_close_fn_t)(void);
 
+/* The framework's own selection, for frameworks whose components are not
+ * chosen by mca_query_component (btl: each component's btl_init returns
+ * modules). Run on an open framework by mca_base_framework_select (what
+ * opal_info --selected calls): it leaves in framework_components the
+ * components a program would use here (cli_module set), removes the
+ * others recording why (mca_base_framework_drop_component), and sets
+ * *selected to the number kept. What it creates is released by the
+ * framework's close hook. Returns OPAL_ERR_NOT_FOUND when none is kept. */
+typedef int (*mca_base_framework_select_fn_t)(int *selected);
+
 typedef enum {
     MCA_BASE_FRAMEWORK_STATE_REGISTERED = 0x1,
     MCA_BASE_FRAMEWORK_STATE_OPEN = 0x2,
@@ -148,6 +158,8 @@ typedef struct mca_base_framework_t {
     mca_base_framework_register_params_fn_t framework_register;
     mca_base_framework_open_fn_t framework_open;
     mca_base_framework_close_fn_t framework_close;
+    /* NULL: mca_base_select / mca_base_select_all choose. */
+    mca_base_framework_select_fn_t framework_select;
     uint32_t framework_flags;
     /* NULL-terminated table of the components linked in. */
     const mca_base_component_t *const *framework_static_components;
@@ -167,19 +179,26 @@ typedef struct mca_base_framework_t {
     opal_list_t framework_failures;
 } mca_base_framework_t;
 
-#define MCA_BASE_FRAMEWORK_DECLARE(project, name, description, api_major, api_minor, reg, open,  \
-                                   close, static_components, flags)                           \
-    mca_base_framework_t project##_##name##_base_framework = {                                 \
-        .framework_project = #project,                                                         \
-        .framework_name = #name,                                                               \
-        .framework_description = (description),                                               \
-        .framework_api_major = (api_major),                                                    \
-        .framework_api_minor = (api_minor),                                                    \
-        .framework_register = (reg),                                                           \
-        .framework_open = (open),                                                              \
-        .framework_close = (close),                                                            \
-        .framework_flags = (flags),                                                            \
-        .framework_static_components = (static_components),                                    \
+#define MCA_BASE_FRAMEWORK_DECLARE(project, name, description, api_major, api_minor, reg, open,    \
+                                   close, static_components, flags)                                \
+    MCA_BASE_FRAMEWORK_DECLARE_SELECT(project, name, description, api_major, api_minor, reg, open, \
+                                      close, NULL, static_components, flags)
+
+/* The same for a framework with its own selection hook. */
+#define MCA_BASE_FRAMEWORK_DECLARE_SELECT(project, name, description, api_major, api_minor, reg,   \
+                                          open, close, select, static_components, flags)           \
+    mca_base_framework_t project##_##name##_base_framework = {                                     \
+        .framework_project = #project,                                                             \
+        .framework_name = #name,                                                                   \
+        .framework_description = (description),                                                    \
+        .framework_api_major = (api_major),                                                        \
+        .framework_api_minor = (api_minor),                                                        \
+        .framework_register = (reg),                                                               \
+        .framework_open = (open),                                                                  \
+        .framework_close = (close),                                                                \
+        .framework_select = (select),                                                              \
+        .framework_flags = (flags),                                                                \
+        .framework_static_components = (static_components),                                        \
     }
 
 /* Registers the framework's and its components' variables (counted). */
@@ -216,6 +235,14 @@ OPAL_DECLSPEC int mca_base_select(mca_base_framework_t *framework, mca_base_modu
  * *selected (when not NULL) is the number kept. Returns
  * OPAL_ERR_NOT_FOUND when none was kept. */
 OPAL_DECLSPEC int mca_base_select_all(mca_base_framework_t *framework, int *selected);
+
+/* Selects as a program using the framework would, for callers that do not
+ * know the framework (opal_info --selected): the framework's select hook
+ * when it has one, otherwise mca_base_select_all (multi-select) or
+ * mca_base_select. *selected (when not NULL) is the number of components
+ * kept. OPAL_ERR_NOT_FOUND when none is kept, OPAL_ERR_NOT_INITIALIZED
+ * when the framework is not open. */
+OPAL_DECLSPEC int mca_base_framework_select(mca_base_framework_t *framework, int *selected);
 
 /* Records that component declines to run here, with a printf-style reason;
  * printed at the framework's verbosity and kept for opal_info. The

@@ -133,3 +133,29 @@ int mca_base_select_all(mca_base_framework_t *framework, int *selected)
     }
     return 0 == count ? OPAL_ERR_NOT_FOUND : OPAL_SUCCESS;
 }
+
+int mca_base_framework_select(mca_base_framework_t *framework, int *selected)
+{
+    if (NULL != selected) {
+        *selected = 0;
+    }
+    if (!mca_base_framework_is_open(framework)) {
+        return OPAL_ERR_NOT_INITIALIZED;
+    }
+    if (NULL != framework->framework_select) {
+        int kept = 0;
+        int rc = framework->framework_select(&kept);
+        if (NULL != selected) {
+            *selected = kept;
+        }
+        return rc;
+    }
+    if (0 != (framework->framework_flags & MCA_BASE_FRAMEWORK_FLAG_MULTI_SELECT)) {
+        return mca_base_select_all(framework, selected);
+    }
+    int rc = mca_base_select(framework, NULL, NULL, NULL);
+    if (NULL != selected && OPAL_SUCCESS == rc) {
+        *selected = 1;
+    }
+    return rc;
+}

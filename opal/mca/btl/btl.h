@@ -209,8 +209,9 @@ typedef struct mca_btl_base_module_t {
                                            * messages before RDMA starts */
     size_t btl_rdma_pipeline_frag_size;   /* largest single put / get */
     size_t btl_min_rdma_pipeline_size;    /* below this, no RDMA pipeline */
-    size_t btl_put_limit;                 /* largest put (0: none) */
-    size_t btl_get_limit;                 /* largest get (0: none) */
+    size_t btl_put_limit;                 /* largest put (0: no limit; SIZE_MAX
+                                           * after mca_btl_base_param_verify) */
+    size_t btl_get_limit;                 /* largest get (likewise) */
     size_t btl_put_alignment;             /* put / get addresses and sizes
                                            * aligned to these (1: any) */
     size_t btl_get_alignment;
@@ -265,7 +266,8 @@ typedef struct mca_btl_base_module_t {
      * BTL_OWNERSHIP the descriptor is already back in the module),
      * OPAL_SUCCESS when des_cbfunc will be called, OPAL_ERR_RESOURCE_BUSY
      * when the module cannot take it now (the caller still owns des), or
-     * an error (OPAL_ERR_UNREACH: the peer is gone). */
+     * an error (OPAL_ERR_UNREACH: the peer is gone; the caller still owns
+     * des and gives it back with btl_free). */
     int (*btl_send)(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                     mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
     /* Immediate send: header_size bytes of header then payload_size bytes

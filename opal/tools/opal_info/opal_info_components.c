@@ -238,16 +238,6 @@ void opal_info_show_failed(opal_info_t *info)
     }
 }
 
-/* Runs the framework's selection as a program would: single-select keeps
- * the best component, multi-select every one whose module initialised. */
-static int run_selection(mca_base_framework_t *fw)
-{
-    if (0 != (fw->framework_flags & MCA_BASE_FRAMEWORK_FLAG_MULTI_SELECT)) {
-        return mca_base_select_all(fw, NULL);
-    }
-    return mca_base_select(fw, NULL, NULL, NULL);
-}
-
 static void show_framework_selection(opal_info_t *info, mca_base_framework_t *fw)
 {
     const char *fw_name = fw->framework_name;
@@ -262,7 +252,12 @@ static void show_framework_selection(opal_info_t *info, mca_base_framework_t *fw
         return;
     }
     show_framework_facts(info, fw);
-    rc = run_selection(fw);
+    /* As a program would: single-select keeps the best component,
+     * multi-select every one whose module initialised, a framework with
+     * its own selection (btl: components' init returns modules) runs it. */
+    rc = mca_base_framework_select(fw, NULL);
+    /* Priorities mean something only where the base chose by them. */
+    bool by_priority = NULL == fw->framework_select;
     char **chosen = NULL;
     mca_base_component_list_item_t *item;
     OPAL_LIST_FOREACH (item, &fw->framework_components, mca_base_component_list_item_t) {
@@ -271,9 +266,13 @@ static void show_framework_selection(opal_info_t *info, mca_base_framework_t *fw
             opal_info_error(info, "out of memory");
         }
         opal_info_put_bool(info, true, "mca", fw_name, name, "selected", NULL);
-        opal_info_put_int(info, item->cli_priority, "mca", fw_name, name, "priority", NULL);
-        if (PRETTY(info)) {
+        if (by_priority) {
+            opal_info_put_int(info, item->cli_priority, "mca", fw_name, name, "priority", NULL);
+        }
+        if (PRETTY(info) && by_priority) {
             opal_info_prettyf(info, label, "selected %s (priority %d)", name, item->cli_priority);
+        } else if (PRETTY(info)) {
+            opal_info_prettyf(info, label, "selected %s", name);
         }
     }
     char *joined = NULL != chosen ? opal_argv_join(chosen, ',') : NULL;

@@ -66,6 +66,9 @@ typedef struct mcarun_options_t {
     mcarun_bind_t bind_to;
     bool report_bindings;
     bool oversubscribe;
+    /* A rank's failure is reported but does not stop the others (the
+     * survivors of a peer failure test their own recovery). */
+    bool enable_recovery;
     char *wdir;
 } mcarun_options_t;
 
@@ -204,8 +207,14 @@ void mcarun_modex_fini(void);
 
 /* mcarun_job.c */
 /* Records the job's first failure: prints "mcarun: <message>", sets the
- * exit status and starts stopping the job. Later failures are ignored. */
+ * exit status and starts stopping the job. Later failures are ignored.
+ * With --enable-recovery a rank's failure (mcarun_job_rank_failed) does
+ * not stop the job; this still does. */
 void mcarun_job_fail(int status, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
+/* A rank failed: mcarun_job_fail, or with --enable-recovery, print
+ * "mcarun: <message>" and keep the first failure's status while the other
+ * ranks go on. */
+void mcarun_job_rank_failed(int status, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
 /* SIGTERM to every running rank, SIGKILL after MCARUN_KILL_GRACE_NS. */
 void mcarun_job_stop(void);
 /* A rank was reaped: decide whether it failed the job. */

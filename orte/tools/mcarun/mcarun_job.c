@@ -1,7 +1,9 @@
 /*
  * The job's fate: the first failure decides mcarun's exit status and
  * message, and starts stopping the job; what happens to the other ranks
- * after that is its consequence and is not reported.
+ * after that is its consequence and is not reported. With
+ * --enable-recovery a rank's failure is reported and the others go on;
+ * the first failure still decides the exit status.
  */
 #include "opal/opal_config.h"
 
@@ -22,26 +24,56 @@ const char *mcarun_rank_name(const mcarun_rank_t *r, char *buf, size_t size)
     return buf;
 }
 
-void mcarun_job_fail(int status, const char *format, ...)
+/* Prints "mcarun: <message>" as one write, so that it stays one line
+ * among the ranks' output. */
+static void print_failure(const char *format, va_list ap)
 {
-    if (mcarun_job.failed) {
-        return;
-    }
-    mcarun_job.failed = true;
-    mcarun_job.exit_status = status;
     char text[1024];
-    va_list ap;
-    va_start(ap, format);
     vsnprintf(text, sizeof(text), format, ap);
-    va_end(ap);
-    /* One write, so that the message is one line among the ranks'. */
     char line[1100];
     int n = snprintf(line, sizeof(line), "mcarun: %s\n", text);
     if (0 < n) {
         fwrite(line, 1, (size_t) n < sizeof(line) ? (size_t) n : sizeof(line) - 1, stderr);
         fflush(stderr);
     }
+}
+
+void mcarun_job_fail(int status, const char *format, ...)
+{
+    if (mcarun_job.failed && mcarun_job.stopping) {
+        return;
+    }
+    if (!mcarun_job.failed) {
+        mcarun_job.failed = true;
+        mcarun_job.exit_status = status;
+    }
+    va_list ap;
+    va_start(ap, format);
+    print_failure(format, ap);
+    va_end(ap);
     mcarun_job_stop();
+}
+
+void mcarun_job_rank_failed(int status, const char *format, ...)
+{
+    va_list ap;
+    if (!mcarun_job.opts.enable_recovery) {
+        char text[1024];
+        va_start(ap, format);
+        vsnprintf(text, sizeof(text), format, ap);
+        va_end(ap);
+        mcarun_job_fail(status, "%s", text);
+        return;
+    }
+    /* Every rank failure is said: the survivors go on, and a test of their
+     * recovery wants to know who failed, not only who failed first. */
+    if (!mcarun_job.failed) {
+        mcarun_job.failed = true;
+        mcarun_job.exit_status = status;
+    }
+    va_start(ap, format);
+    print_failure(format, ap);
+    va_end(ap);
 }
 
 void mcarun_job_stop(void)
@@ -62,16 +94,17 @@ void mcarun_job_rank_exited(mcarun_rank_t *r)
     int st = r->wait_status;
     mcarun_rank_name(r, name, sizeof(name));
     if (0 != r->exec_errno) {
-        mcarun_job_fail(WIFEXITED(st) ? WEXITSTATUS(st) : MCARUN_EXIT_FAILURE,
-                        "%s could not start %s: %s", name, mcarun_job.opts.argv[0],
-                        strerror(r->exec_errno));
+        mcarun_job_rank_failed(WIFEXITED(st) ? WEXITSTATUS(st) : MCARUN_EXIT_FAILURE,
+                               "%s could not start %s: %s", name, mcarun_job.opts.argv[0],
+                               strerror(r->exec_errno));
     } else if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        mcarun_job_fail(128 + sig, "%s exited on signal %d (%s)", name, sig, strsignal(sig));
+        mcarun_job_rank_failed(128 + sig, "%s exited on signal %d (%s)", name, sig, strsignal(sig));
     } else if (WIFEXITED(st) && 0 != WEXITSTATUS(st)) {
-        mcarun_job_fail(WEXITSTATUS(st), "%s exited with status %d", name, WEXITSTATUS(st));
+        mcarun_job_rank_failed(WEXITSTATUS(st), "%s exited with status %d", name, WEXITSTATUS(st));
     } else if (r->connected || r->disconnected) {
-        mcarun_job_fail(MCARUN_EXIT_FAILURE, "%s exited without calling orte_finalize", name);
+        mcarun_job_rank_failed(MCARUN_EXIT_FAILURE, "%s exited without calling orte_finalize",
+                               name);
     }
     r->connected = false;
     r->disconnected = false;
@@ -122,9 +155,10 @@ void mcarun_job_tick(uint64_t now)
         if (r->disconnected && MCARUN_RANK_RUNNING == r->state && now >= r->disconnect_deadline) {
             char name[64];
             r->disconnected = false;
-            mcarun_job_fail(MCARUN_EXIT_FAILURE,
-                            "%s closed its connection to mcarun without calling orte_finalize",
-                            mcarun_rank_name(r, name, sizeof(name)));
+            mcarun_job_rank_failed(MCARUN_EXIT_FAILURE,
+                                   "%s closed its connection to mcarun without calling "
+                                   "orte_finalize",
+                                   mcarun_rank_name(r, name, sizeof(name)));
             mcarun_modex_rank_gone(r, "disconnected");
         }
     }

@@ -37,6 +37,9 @@ static const opal_cmd_line_option_t options[] = {
      "(default none)"},
     {"report-bindings", '\0', 0, NULL, "Say where each rank is bound"},
     {"oversubscribe", '\0', 0, NULL, "Allow more ranks than cores"},
+    {"enable-recovery", '\0', 0, NULL,
+     "A rank that fails does not stop the others; mcarun still exits with the first "
+     "failure's status"},
     {"wdir", '\0', 1, "<DIR>", "Start the ranks in DIR"},
     {"version", 'V', 0, NULL, "Print the version and exit"},
     {"help", 'h', 0, NULL, "Print this help and exit"},
@@ -193,6 +196,7 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
     o->tag_output = opal_cmd_line_is_taken(cmd, "tag-output");
     o->report_bindings = opal_cmd_line_is_taken(cmd, "report-bindings");
     o->oversubscribe = opal_cmd_line_is_taken(cmd, "oversubscribe");
+    o->enable_recovery = opal_cmd_line_is_taken(cmd, "enable-recovery");
     if (NULL != (v = opal_cmd_line_get_param(cmd, "timeout", 0, 0))) {
         char *end;
         errno = 0;

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "opal/class/opal_list.h"
 #include "opal/mca/base/mca_base_framework.h"
@@ -52,6 +53,10 @@ OPAL_DECLSPEC int mca_btl_base_am_deregister(mca_btl_base_tag_t tag);
 OPAL_DECLSPEC void mca_btl_base_am_unclaimed(struct mca_btl_base_module_t *btl,
                                              const mca_btl_base_receive_descriptor_t *desc);
 
+/* How many messages with tag arrived with no callback registered since
+ * mca_btl_base_init (counted by mca_btl_base_am_unclaimed). */
+OPAL_DECLSPEC uint64_t mca_btl_base_am_unclaimed_count(mca_btl_base_tag_t tag);
+
 /* What a component calls for each received message: desc->cbdata is
  * filled here. */
 static inline void mca_btl_base_am_dispatch(struct mca_btl_base_module_t *btl,
@@ -77,10 +82,15 @@ static inline void mca_btl_base_am_dispatch(struct mca_btl_base_module_t *btl,
 OPAL_DECLSPEC int mca_btl_base_param_register(const mca_base_component_t *component,
                                               mca_btl_base_module_t *module);
 
-/* Checks what the variables made of module (flags a component cannot
- * honour are cleared with a warning; an eager limit above the max send
- * size is clamped, ...). Call from btl_init before copying the defaults
- * into a real module. capabilities: the flags the component supports. */
+/* Checks what the variables made of module, with a warning naming the
+ * variable and where its value came from for what it changes: flags the
+ * component cannot honour (not in capabilities, the flags it supports)
+ * are cleared; an eager limit above the max send size is lowered to it;
+ * an rdma pipeline fragment above the put / get limit is lowered to it.
+ * Put / get limits and the fragment size of 0 (no limit) become SIZE_MAX,
+ * alignments of 0 become 1. OPAL_ERR_BAD_VALUE (after saying why) when a
+ * module that sends has a max send size of 0. Call from btl_init before
+ * copying the defaults into a real module. */
 OPAL_DECLSPEC int mca_btl_base_param_verify(mca_btl_base_module_t *module, uint32_t capabilities);
 
 /* btl_base_verbose's stream (opal_output); -1 before register. */

@@ -1,0 +1,126 @@
+/*
+ * The killed case: every rank streams messages of mixed sizes to every
+ * other rank; the last rank kills itself with SIGKILL after a while, in
+ * the middle of that traffic. The others go on sending (to the dead rank
+ * too) until their error callback names it, then stop sending to it,
+ * meet in a barrier without it and finish: "rank R: survived the loss of
+ * rank K". Needs mcarun --enable-recovery (the job is not stopped when a
+ * rank dies) and at least two ranks.
+ */
+#include "opal/opal_config.h"
+
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_timer.h"
+#include "test/btl/btl_test_rank.h"
+
+static uint64_t *received;
+
+static void killed_cb(struct mca_btl_base_module_t *btl,
+                      const mca_btl_base_receive_descriptor_t *desc)
+{
+    if (NULL != desc->proc && desc->proc->proc_name.vpid < btl_test.size && NULL != received) {
+        ++received[desc->proc->proc_name.vpid];
+    }
+}
+
+int btl_test_killed_register(void)
+{
+    return mca_btl_base_am_register(BTL_TEST_TAG_KILLED, killed_cb, NULL);
+}
+
+/* Message k's size: mostly small, every 8th as large as the module
+ * takes (so that a large transfer is likely in flight at the kill). */
+static size_t size_of(const mca_btl_base_module_t *btl, uint64_t k)
+{
+    return 0 == k % 8 ? btl->btl_max_send_size : (size_t) (16 + k % 500);
+}
+
+/* One message to rank if the module takes it now; false when it failed
+ * for good (the rank is gone). */
+static bool offer(uint32_t rank, uint64_t *sent, unsigned char *scratch)
+{
+    mca_btl_base_peer_t *peer = btl_test_peer(rank);
+    size_t size = size_of(peer->send[0].btl, sent[rank]);
+    int rc = mca_btl_base_mux_send_copy(peer, BTL_TEST_TAG_KILLED, scratch, size);
+    if (OPAL_SUCCESS == rc) {
+        ++sent[rank];
+        return true;
+    }
+    return OPAL_ERR_RESOURCE_BUSY == rc;
+}
+
+bool btl_test_case_killed(int argc, char **argv)
+{
+    if (btl_test.size < 2) {
+        btl_test_fail("the killed case needs at least 2 ranks");
+        return false;
+    }
+    btl_test.expect_failures = true;
+    uint32_t victim = btl_test.size - 1;
+    uint64_t *sent = calloc(btl_test.size, sizeof(*sent));
+    received = calloc(btl_test.size, sizeof(*received));
+    size_t scratch_size = 1;
+    for (uint32_t r = 0; r < btl_test.size; ++r) {
+        size_t max = btl_test_peer(r)->send[0].btl->btl_max_send_size;
+        scratch_size = max > scratch_size ? max : scratch_size;
+    }
+    unsigned char *scratch = calloc(1, scratch_size);
+    if (NULL == sent || NULL == received || NULL == scratch) {
+        btl_test_fail("out of memory");
+        return false;
+    }
+    /* Enough traffic for the kill to land in the middle of it. */
+    uint64_t before_kill = btl_test.slow ? 50 : 400;
+    /* Survivors stop sending to each other after this many. */
+    uint64_t to_survivors = btl_test.slow ? 100 : 2000;
+    bool ok = true;
+    uint64_t n = 0;
+    while (ok && (btl_test.rank == victim || !btl_test.failed[victim])) {
+        bool busy = true;
+        for (uint32_t r = 0; r < btl_test.size; ++r) {
+            if (r == btl_test.rank || btl_test.failed[r] ||
+                (r != victim && sent[r] >= to_survivors)) {
+                continue;
+            }
+            uint64_t was = sent[r];
+            if (!offer(r, sent, scratch) && r != victim) {
+                btl_test_fail("send to rank %" PRIu32 " (alive) failed", r);
+                ok = false;
+            }
+            busy = busy && was == sent[r];
+        }
+        if (btl_test.rank == victim && sent[0] >= before_kill) {
+            btl_test_say("kills itself after %" PRIu64 " messages to rank 0", sent[0]);
+            raise(SIGKILL);
+        }
+        if (0 == opal_progress() && busy) {
+            sched_yield();
+        }
+        if (0 == ++n % 1024 && btl_test.broken) {
+            ok = false;
+        }
+        if (0 == n % 1024 && !btl_test_before_deadline()) {
+            btl_test_fail("no error callback for rank %" PRIu32 " (%" PRIu64
+                          " messages sent to it, %" PRIu64 " received from it)",
+                          victim, sent[victim], received[victim]);
+            ok = false;
+        }
+    }
+    if (ok) {
+        btl_test_say("survived the loss of rank %" PRIu32 " (%" PRIu64
+                     " messages sent to it, %" PRIu64 " received from it)",
+                     victim, sent[victim], received[victim]);
+    }
+    free(scratch);
+    free(sent);
+    free(received);
+    received = NULL;
+    return ok;
+}

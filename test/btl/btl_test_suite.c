@@ -1,0 +1,281 @@
+#include "opal/opal_config.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test/btl/btl_test_suite.h"
+
+/* mcarun's own timeout; the ranks give up a little earlier, saying what
+ * they waited for. Below mcarun_test's limit for a whole run. */
+#define RUN_TIMEOUT_S "55"
+#define RANK_DEADLINE "45"
+#define MAX_ARGS      64
+
+static const btl_suite_t *config;
+
+extern char **environ;
+
+bool btl_suite_has(const char *text, const char *needle)
+{
+    return NULL != text && NULL != strstr(text, needle);
+}
+
+static void add(const char **argv, int *n, const char *arg)
+{
+    ck_assert_int_lt(*n, MAX_ARGS - 1);
+    argv[(*n)++] = arg;
+    argv[*n] = NULL;
+}
+
+void btl_suite_run(mcarun_run_t *run, const char *btl, const char *const *mca_args,
+                   const char *const *extra, int np, const char *const *args)
+{
+    static char nps[16];
+    snprintf(nps, sizeof(nps), "%d", np);
+    const char *argv[MAX_ARGS];
+    int n = 0;
+    add(argv, &n, "-np");
+    add(argv, &n, nps);
+    add(argv, &n, "--oversubscribe");
+    add(argv, &n, "--timeout");
+    add(argv, &n, RUN_TIMEOUT_S);
+    if (NULL != btl) {
+        add(argv, &n, "--mca");
+        add(argv, &n, "btl");
+        add(argv, &n, btl);
+    }
+    for (int i = 0; NULL != mca_args && NULL != mca_args[i]; ++i) {
+        add(argv, &n, mca_args[i]);
+    }
+    for (int i = 0; NULL != extra && NULL != extra[i]; ++i) {
+        add(argv, &n, extra[i]);
+    }
+    /* Under valgrind the ranks run under it too, as in the modex tests. */
+    static char supp[PATH_MAX + 32];
+    if (opal_test_under_valgrind()) {
+        static const char *const vg[] = {"valgrind",
+                                         "--quiet",
+                                         "--error-exitcode=97",
+                                         "--leak-check=full",
+                                         "--errors-for-leak-kinds=definite,indirect",
+                                         "--show-leak-kinds=definite,indirect",
+                                         NULL};
+        for (int i = 0; NULL != vg[i]; ++i) {
+            add(argv, &n, vg[i]);
+        }
+        snprintf(supp, sizeof(supp), "--suppressions=%s/../contrib/valgrind.supp",
+                 opal_test_srcdir());
+        add(argv, &n, supp);
+    }
+    static char prog[PATH_MAX];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_test_rank"));
+    add(argv, &n, prog);
+    for (int i = 0; NULL != args && NULL != args[i]; ++i) {
+        add(argv, &n, args[i]);
+    }
+    mcarun_test_mcarun(run, NULL, argv);
+}
+
+static void expect(const mcarun_run_t *run, bool cond, const char *what)
+{
+    if (!cond) {
+        mcarun_test_dump(run);
+        ck_abort_msg("%s", what);
+    }
+}
+
+bool btl_suite_send_module(const mcarun_run_t *run, uint32_t rank, uint32_t peer, char *buf,
+                           size_t size)
+{
+    char needle[64];
+    snprintf(needle, sizeof(needle), "rank %" PRIu32 ": peer %" PRIu32 ": send over ", rank, peer);
+    const char *line = NULL != run->out ? strstr(run->out, needle) : NULL;
+    if (NULL == line) {
+        return false;
+    }
+    line += strlen(needle);
+    size_t len = strcspn(line, ",;\n");
+    snprintf(buf, size, "%.*s", (int) len, line);
+    return true;
+}
+
+void btl_suite_expect_ok(const mcarun_run_t *run, int np, const char *case_name,
+                         const char *between_ranks)
+{
+    char what[256];
+    snprintf(what, sizeof(what), "%s: mcarun exited %d", case_name, run->status);
+    expect(run, 0 == run->status, what);
+    expect(run, !btl_suite_has(run->out, "FAILED"), "a rank reported a failure");
+    for (int r = 0; r < np; ++r) {
+        snprintf(what, sizeof(what), "rank %d: %s ok\n", r, case_name);
+        expect(run, btl_suite_has(run->out, what), what);
+        for (int p = 0; NULL != between_ranks && p < np; ++p) {
+            char module[64];
+            if (p == r) {
+                continue;
+            }
+            snprintf(what, sizeof(what), "rank %d sends to rank %d over %s", r, p, between_ranks);
+            expect(run,
+                   btl_suite_send_module(run, (uint32_t) r, (uint32_t) p, module, sizeof(module)) &&
+                       0 == strcmp(module, between_ranks),
+                   what);
+        }
+    }
+}
+
+void btl_suite_expect_unreachable(const mcarun_run_t *run, uint32_t peer,
+                                  const char *const *reasons)
+{
+    expect(run, 0 != run->status, "the job succeeded although a peer is unreachable");
+    expect(run, btl_suite_has(run->out, "add_procs failed: OPAL_ERR_UNREACH"),
+           "no rank said add_procs failed with OPAL_ERR_UNREACH");
+    char needle[64];
+    snprintf(needle, sizeof(needle), "  rank %" PRIu32 " (on ", peer);
+    expect(run, btl_suite_has(run->err, needle), "the error does not name the peer");
+    for (int i = 0; NULL != reasons && NULL != reasons[i]; ++i) {
+        char what[256];
+        snprintf(what, sizeof(what), "the error does not say \"%s\"", reasons[i]);
+        expect(run, btl_suite_has(run->err, reasons[i]), what);
+    }
+}
+
+/* ------------------------------------------------------ generic cases */
+
+static int np_or(int np, int dflt)
+{
+    return np > 0 ? np : dflt;
+}
+
+static void run_case(const char *name, const char *arg, int np, const char *const *extra)
+{
+    const char *args[] = {name, arg, NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, config->btl, config->mca_args, extra, np, args);
+    btl_suite_expect_ok(&run, np, name, config->between_ranks);
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(sizes)
+{
+    run_case("sizes", NULL, np_or(config->np, 2), NULL);
+}
+END_TEST
+
+START_TEST(tags)
+{
+    run_case("tags", NULL, np_or(config->np, 2), NULL);
+}
+END_TEST
+
+START_TEST(order)
+{
+    run_case("order", NULL, np_or(config->np, 2), NULL);
+}
+END_TEST
+
+START_TEST(sendi)
+{
+    run_case("sendi", config->sendi_arg, np_or(config->np, 2), NULL);
+}
+END_TEST
+
+START_TEST(rdma)
+{
+    run_case("rdma", NULL, np_or(config->np, 2), NULL);
+}
+END_TEST
+
+START_TEST(alltoall)
+{
+    /* Eight ranks under valgrind on two cores take too long. */
+    int np = np_or(config->alltoall_np, 8);
+    run_case("alltoall", NULL, opal_test_under_valgrind() && np > 4 ? 4 : np, NULL);
+}
+END_TEST
+
+START_TEST(self)
+{
+    run_case("self", NULL, 1, NULL);
+}
+END_TEST
+
+START_TEST(killed)
+{
+    int np = np_or(config->killed_np, 3);
+    const char *args[] = {"killed", NULL};
+    const char *extra[] = {"--enable-recovery", NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, config->btl, config->mca_args, extra, np, args);
+    uint32_t victim = (uint32_t) np - 1;
+    /* The victim's death decides mcarun's status; the others finish. */
+    expect(&run, 0 != run.status, "mcarun exited 0 although a rank was killed");
+    expect(&run, !btl_suite_has(run.out, "FAILED"), "a rank reported a failure");
+    for (uint32_t r = 0; r < victim; ++r) {
+        char what[128];
+        snprintf(what, sizeof(what), "rank %" PRIu32 ": error callback: rank %" PRIu32 " failed", r,
+                 victim);
+        expect(&run, btl_suite_has(run.out, what), what);
+        snprintf(what, sizeof(what), "rank %" PRIu32 ": survived the loss of rank %" PRIu32, r,
+                 victim);
+        expect(&run, btl_suite_has(run.out, what), what);
+        snprintf(what, sizeof(what), "rank %" PRIu32 ": killed ok\n", r);
+        expect(&run, btl_suite_has(run.out, what), what);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+Suite *btl_suite_create(const btl_suite_t *cfg)
+{
+    config = cfg;
+    Suite *s = suite_create(cfg->name);
+    const struct {
+        unsigned bit;
+        const char *name;
+        const TTest *test;
+    } table[] = {
+        {BTL_SUITE_SIZES, "sizes", sizes}, {BTL_SUITE_TAGS, "tags", tags},
+        {BTL_SUITE_ORDER, "order", order}, {BTL_SUITE_SENDI, "sendi", sendi},
+        {BTL_SUITE_RDMA, "rdma", rdma},    {BTL_SUITE_ALLTOALL, "alltoall", alltoall},
+        {BTL_SUITE_SELF, "self", self},    {BTL_SUITE_KILLED, "killed", killed},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
+        if (0 != (cfg->cases & table[i].bit)) {
+            TCase *tc = tcase_create(table[i].name);
+            tcase_add_test(tc, table[i].test);
+            suite_add_tcase(s, tc);
+        }
+    }
+    return s;
+}
+
+static void unset_prefixed(const char *prefix)
+{
+    bool again = true;
+    while (again) {
+        again = false;
+        for (char **env = environ; NULL != *env; ++env) {
+            if (0 == strncmp(*env, prefix, strlen(prefix))) {
+                char name[256];
+                snprintf(name, sizeof(name), "%.*s", (int) strcspn(*env, "="), *env);
+                unsetenv(name);
+                again = true;
+                break;
+            }
+        }
+    }
+}
+
+int btl_suite_main(Suite *s)
+{
+    /* Not started by a launcher; no stray btl settings from the user. */
+    unset_prefixed("PMIX_");
+    unset_prefixed("OMPI_");
+    unset_prefixed("OPAL_ORTE_");
+    setenv("OPAL_MCA_mca_base_component_path", BTL_TEST_PLUGIN_DIRS, 0);
+    setenv("BTL_TEST_DEADLINE", RANK_DEADLINE, 0);
+    return opal_test_run(s);
+}
