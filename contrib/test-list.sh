@@ -107,7 +107,8 @@ tl_summary() {
 
 # tl_build_env BUILD: what `make check` gives tests, for commands run by
 # hand from the build tree BUILD: its plugins on the component path and its
-# help files on the help path (each unless already set).
+# help files on the help path (each unless already set); exports MCARUN,
+# BUILD and SRCDIR (the source tree, from BUILD's Makefile).
 tl_build_env() {
     local build=$1 srcdir
     tl_build=$build
@@ -125,4 +126,5 @@ tl_build_env() {
     fi
     export MCARUN=$build/orte/tools/mcarun/mcarun
     export BUILD=$build
+    export SRCDIR=${srcdir:-$build}
 }

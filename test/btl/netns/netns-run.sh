@@ -12,8 +12,9 @@
 #
 # The command runs in the current directory, in the root namespace, with
 # NETNS_RANK (the wrapper netns-rank.sh), NETNS_PREFIX (namespace i is
-# ${NETNS_PREFIX}h<i>) and, with --build-dir, MCARUN and the build tree's
-# plugin and help paths set.
+# ${NETNS_PREFIX}h<i>), TCP_MCA (--mca btl self,ofi --mca
+# ofi_provider_include tcp;ofi_rxm) and, with --build-dir, MCARUN and the
+# build tree's plugin and help paths set.
 #
 # A signal (Ctrl-C, SIGTERM) ends the command and removes the namespaces.
 # Exit status: the command's; 77 if this machine cannot make namespaces
@@ -46,6 +47,7 @@ if [ -n "$build" ]; then
 fi
 netns_setup || { echo "netns-run.sh: cannot set up the namespaces" >&2; exit 1; }
 export NETNS_RANK=$here/netns-rank.sh NETNS_PREFIX=$netns_prefix
+export TCP_MCA="--mca btl self,ofi --mca ofi_provider_include tcp;ofi_rxm"
 # In the background, so that a signal is handled at once (netns-lib.sh);
 # its standard input is this script's.
 "$@" <&0 &
