@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds opal-mca in _build, and runs the main
 # job: the configure summary, the examples, opal_info (what is built and
-# what would be selected here), and examples/hello as a job of two ranks
-# under mcarun.
+# what would be selected here), examples/hello as a job of two ranks
+# under mcarun, and a short opal_perf latency run.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -47,4 +47,15 @@ _build/opal/tools/opal_info/opal_info --selected
 
 echo "== mcarun -np 2 examples/hello"
 _build/orte/tools/mcarun/mcarun -np 2 _build/examples/hello
+
+# A short benchmark: two ranks over shared memory, or, in a build without
+# btl/sm, one rank talking to itself over btl/self.
+perf="_build/opal/tools/opal_perf/opal_perf latency --sizes 0,8,64,1k,64k,1m --iterations 1000"
+if [ -e _build/opal/mca/btl/sm/mca_btl_sm.la ] || [ -e _build/opal/mca/btl/sm/libmca_btl_sm.la ]; then
+    echo "== mcarun -np 2 --bind-to core opal_perf latency --mca btl self,sm"
+    _build/orte/tools/mcarun/mcarun -np 2 --bind-to core --timeout 120 $perf --mca btl self,sm
+else
+    echo "== mcarun -np 1 opal_perf latency --mca btl self (btl/sm is not built)"
+    _build/orte/tools/mcarun/mcarun -np 1 --timeout 120 $perf --mca btl self
+fi
 echo "== done: build tree in _build; run contrib/check.sh for the tests"

@@ -302,6 +302,14 @@ int fake_init(void)
 {
     ck_assert_int_eq(mca_base_framework_open(&opal_btl_base_framework, MCA_BASE_OPEN_DEFAULT),
                      OPAL_SUCCESS);
+    /* Built-in components (--disable-mca-dso) stay out of the way. */
+    mca_base_component_list_item_t *item, *next;
+    OPAL_LIST_FOREACH_SAFE (item, next, &opal_btl_base_framework.framework_components,
+                            mca_base_component_list_item_t) {
+        mca_base_framework_drop_component(&opal_btl_base_framework, item,
+                                          MCA_BASE_COMPONENT_STAGE_EXCLUDED,
+                                          "left out by the test");
+    }
     inject(&fake_alpha_component);
     inject(&fake_beta_component);
     inject(&fake_nope_component);

@@ -515,6 +515,13 @@ bool btl_test_case_self(int argc, char **argv)
            btl_test_case_tags(argc, argv) && btl_test_case_rdma(argc, argv);
 }
 
+/* The next stream from *rank has been announced. */
+static bool described(void *arg)
+{
+    uint32_t rank = *(const uint32_t *) arg;
+    return rx[rank].described && rx[rank].d.id == awaited_ids[rank] + 1;
+}
+
 /* Pairs (0, 1), (2, 3), ...: the even rank fills its partner with sendi
  * while the partner sits in a fence, not progressing, until sendi says
  * busy; both leave the fence and the rest goes out with retries. The
@@ -531,8 +538,11 @@ bool btl_test_case_sendi(int argc, char **argv)
     }
     uint32_t partner = sender ? me + 1 : me - 1;
     if (receiver) {
-        /* Not progressing until the sender saw busy. */
-        if (OPAL_SUCCESS != opal_fence(false)) {
+        /* The description arrives while both progress (a transport may
+         * need both sides to set up a connection); then this rank stops
+         * progressing until the sender saw busy. */
+        if (!btl_test_wait(described, &partner, "the sendi stream's description") ||
+            OPAL_SUCCESS != opal_fence(false)) {
             return false;
         }
         return receive_streams(&partner, 1);
@@ -558,7 +568,7 @@ bool btl_test_case_sendi(int argc, char **argv)
     }
     size_t size = payload_size(&d, NULL, 0);
     unsigned char payload[64];
-    uint64_t cap = btl_test.slow ? UINT64_C(1) << 16 : UINT64_C(1) << 22;
+    uint64_t cap = btl_test.slow ? UINT64_C(1) << 14 : UINT64_C(1) << 18;
     uint64_t k = 0;
     bool busy = false;
     while (!busy && k < cap) {

@@ -93,6 +93,12 @@ OPAL_DECLSPEC int mca_btl_base_param_register(const mca_base_component_t *compon
  * copying the defaults into a real module. */
 OPAL_DECLSPEC int mca_btl_base_param_verify(mca_btl_base_module_t *module, uint32_t capabilities);
 
+/* For a component's btl_init that needs the job (its peers, the session
+ * directory, the modex): true when opal_proc describes a job; otherwise
+ * declines for component, saying that there is no job (opal_info, or a
+ * program that did not call orte_init), and returns false. */
+OPAL_DECLSPEC bool mca_btl_base_require_job(const mca_base_component_t *component);
+
 /* btl_base_verbose's stream (opal_output); -1 before register. */
 #define mca_btl_base_output (opal_btl_base_framework.framework_output)
 

@@ -15,6 +15,7 @@
 #include "opal/mca/base/mca_base_framework_internal.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/btl/base/btl_base_internal.h"
+#include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
@@ -277,6 +278,16 @@ int mca_btl_base_finalize(void)
     mca_btl_base_mux_release();
     /* The close hook finalizes the modules before the components close. */
     return mca_base_framework_close(&opal_btl_base_framework);
+}
+
+bool mca_btl_base_require_job(const mca_base_component_t *component)
+{
+    if (NULL != opal_proc_job_info() && NULL != opal_proc_local_get()) {
+        return true;
+    }
+    mca_base_component_decline(component, "no job here (opal_info, or a program that did not call "
+                                          "orte_init): it needs its peers");
+    return false;
 }
 
 bool mca_btl_base_initialized(void)

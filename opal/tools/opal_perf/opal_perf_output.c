@@ -1,0 +1,176 @@
+/*
+ * What opal_perf prints: an aligned table in the manner of the OSU
+ * benchmarks (lines starting with '#' describe the run, then one row per
+ * size: the size and its value, and for rate the bandwidth too), or with
+ * --json one document holding the same (documented in opal_perf(1)).
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "opal/mca/btl/base/base.h"
+#include "opal/tools/opal_perf/opal_perf.h"
+
+/* OSU's layout: the size left in 10 columns, values right in 20. */
+#define SIZE_COLUMN  10
+#define VALUE_COLUMN 20
+
+void perf_output_modules(const perf_t *p, bool rdma, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const mca_btl_base_peer_t *peer = mca_btl_base_peer_get(p->peer_rank);
+    if (NULL == peer) {
+        return;
+    }
+    int count = rdma ? peer->rdma_count : peer->send_count;
+    size_t used = 0;
+    for (int i = 0; i < count && used < len; ++i) {
+        const mca_btl_base_module_t *btl = rdma ? peer->rdma[i].btl : peer->send[i].btl;
+        int n = snprintf(buf + used, len - used, "%s%s", 0 == i ? "" : ",",
+                         btl->btl_component->btl_version.mca_component_name);
+        used += n > 0 ? (size_t) n : 0;
+    }
+}
+
+static const char *column_title(perf_command_t command)
+{
+    switch (command) {
+        case PERF_LATENCY:
+            return "Latency (us)";
+        case PERF_BW:
+        case PERF_BIBW:
+            return "Bandwidth (MB/s)";
+        case PERF_RATE:
+            break;
+    }
+    return "Messages/s";
+}
+
+/* "eager up to 4096 B, then get over sm in 131072 B pieces". */
+static void describe_protocol(const perf_t *p, char *buf, size_t len)
+{
+    if (NULL != p->rdma_btl) {
+        snprintf(buf, len, "eager up to %zu B, then get over %s in pieces of %zu B", p->eager_limit,
+                 p->rdma_btl->btl_component->btl_version.mca_component_name, p->get_piece);
+    } else {
+        snprintf(buf, len, "eager up to %zu B, then fragments of %zu B", p->eager_limit,
+                 p->frag_size);
+    }
+}
+
+void perf_output_table_header(const perf_t *p)
+{
+    char send[128], rdma[128], proto[160];
+    perf_output_modules(p, false, send, sizeof(send));
+    perf_output_modules(p, true, rdma, sizeof(rdma));
+    describe_protocol(p, proto, sizeof(proto));
+    const perf_options_t *o = &p->opts;
+    fprintf(p->out, "# opal_perf %s (%s %s)\n", perf_command_name(o->command), PACKAGE_NAME,
+            OPAL_VERSION);
+    if (p->loopback) {
+        fprintf(p->out, "# rank 0 to itself over btl %s", send);
+    } else {
+        fprintf(p->out, "# rank 0 <-> rank 1 over btl %s", send);
+    }
+    fprintf(p->out, "%s%s\n", '\0' != rdma[0] ? "; rdma " : "; no rdma", rdma);
+    fprintf(p->out, "# %s\n", proto);
+    if (PERF_LATENCY != o->command) {
+        fprintf(p->out, "# window %d\n", o->window);
+    }
+    if (PERF_RATE == o->command) {
+        fprintf(p->out, "# %-*s%*s%*s\n", SIZE_COLUMN - 2, "Size", VALUE_COLUMN,
+                column_title(o->command), VALUE_COLUMN, "MB/s");
+    } else {
+        fprintf(p->out, "# %-*s%*s\n", SIZE_COLUMN - 2, "Size", VALUE_COLUMN,
+                column_title(o->command));
+    }
+    fflush(p->out);
+}
+
+void perf_output_table_row(const perf_t *p, const perf_result_t *r)
+{
+    if (PERF_RATE == p->opts.command) {
+        fprintf(p->out, "%-*zu%*.2f%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN, r->value,
+                VALUE_COLUMN, r->bandwidth);
+    } else {
+        fprintf(p->out, "%-*zu%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN, r->value);
+    }
+    fflush(p->out);
+}
+
+/* Component names are identifiers; nothing here needs escaping beyond
+ * what the MCA base already forbids, but quote defensively. */
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; '\0' != *s; ++s) {
+        if ('"' == *s || '\\' == *s) {
+            fputc('\\', out);
+            fputc(*s, out);
+        } else if ((unsigned char) *s < 0x20) {
+            fprintf(out, "\\u%04x", (unsigned) (unsigned char) *s);
+        } else {
+            fputc(*s, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void json_module_list(FILE *out, const char *names)
+{
+    fputc('[', out);
+    char copy[128];
+    snprintf(copy, sizeof(copy), "%s", names);
+    char *save = NULL;
+    int n = 0;
+    for (char *word = strtok_r(copy, ",", &save); NULL != word; word = strtok_r(NULL, ",", &save)) {
+        fputs(n++ > 0 ? ", " : "", out);
+        json_string(out, word);
+    }
+    fputc(']', out);
+}
+
+void perf_output_json(const perf_t *p, const perf_result_t *results, size_t count)
+{
+    FILE *out = p->out;
+    char send[128], rdma[128];
+    perf_output_modules(p, false, send, sizeof(send));
+    perf_output_modules(p, true, rdma, sizeof(rdma));
+    const perf_options_t *o = &p->opts;
+    fprintf(out, "{\n  \"program\": \"opal_perf\",\n  \"version\": ");
+    json_string(out, OPAL_VERSION);
+    fprintf(out, ",\n  \"command\": \"%s\",\n", perf_command_name(o->command));
+    fprintf(out, "  \"nprocs\": %u,\n  \"peer\": %u,\n", (unsigned) p->nprocs,
+            (unsigned) p->peer_rank);
+    fprintf(out, "  \"modules\": {\"send\": ");
+    json_module_list(out, send);
+    fprintf(out, ", \"rdma\": ");
+    json_module_list(out, rdma);
+    fprintf(out, "},\n  \"eager_limit\": %zu,\n", p->eager_limit);
+    fprintf(out, "  \"window\": %d,\n", PERF_LATENCY == o->command ? 1 : o->window);
+    fprintf(out, "  \"validated\": %s,\n", o->validate ? "true" : "false");
+    fprintf(out, "  \"results\": [");
+    for (size_t i = 0; i < count; ++i) {
+        const perf_result_t *r = &results[i];
+        fprintf(out,
+                "%s\n    {\"size\": %zu, \"iterations\": %ld, \"warmup\": %ld, "
+                "\"protocol\": \"%s\", ",
+                0 == i ? "" : ",", r->size, r->iterations, r->warmup, perf_proto_name(r->proto));
+        switch (o->command) {
+            case PERF_LATENCY:
+                fprintf(out, "\"latency_us\": %.3f}", r->value);
+                break;
+            case PERF_BW:
+            case PERF_BIBW:
+                fprintf(out, "\"bandwidth_MBps\": %.3f}", r->value);
+                break;
+            case PERF_RATE:
+                fprintf(out, "\"messages_per_s\": %.1f, \"bandwidth_MBps\": %.3f}", r->value,
+                        r->bandwidth);
+                break;
+        }
+    }
+    fprintf(out, "%s]\n}\n", count > 0 ? "\n  " : "");
+    fflush(out);
+}

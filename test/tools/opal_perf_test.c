@@ -1,0 +1,552 @@
+/*
+ * opal_perf as a user sees it: the command line (parsed in-process, and
+ * the program's own refusals), the table and the JSON document, and every
+ * subcommand over the btl modules this build has: btl/self alone (the
+ * program as a singleton, or one rank under mcarun), and two ranks over
+ * self,sm when sm is built. Runs use --validate so that the data moved is
+ * checked; the values are only required to be positive numbers (timing
+ * never decides a test).
+ */
+#include "opal/opal_config.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opal/tools/opal_perf/opal_perf.h"
+#include "opal/util/opal_argv.h"
+#include "opal/util/opal_error.h"
+#include "test/orte/mcarun_test_support.h"
+#include "test/support/opal_test.h"
+#include "test/tools/json_check.h"
+
+static char perf_prog[PATH_MAX];
+
+/* ---------------------------------------------------- the command line */
+
+/* Parses the words (NULL-terminated, without the program name). */
+static int parse(perf_options_t *opts, char *err, size_t errlen, const char *const *words)
+{
+    char *argv[32] = {"opal_perf"};
+    int argc = 1;
+    for (; NULL != words[argc - 1]; ++argc) {
+        ck_assert_int_lt(argc, 31);
+        argv[argc] = (char *) words[argc - 1];
+    }
+    return perf_options_parse(argc, argv, opts, err, errlen);
+}
+
+#define PARSE(opts, err, ...)                                                                      \
+    parse((opts), (err), sizeof(err), (const char *const[]){__VA_ARGS__, NULL})
+
+/* Parsing fails with a message holding needle. */
+#define REFUSED(needle, ...)                                                                       \
+    do {                                                                                           \
+        perf_options_t o_;                                                                         \
+        char e_[512];                                                                              \
+        ck_assert_int_eq(OPAL_ERR_BAD_PARAM, PARSE(&o_, e_, __VA_ARGS__));                         \
+        ck_assert_msg(NULL != strstr(e_, needle), "'%s' lacks '%s'", e_, needle);                  \
+        perf_options_free(&o_);                                                                    \
+    } while (0)
+
+START_TEST(subcommand_is_required_and_checked)
+{
+    REFUSED("no subcommand", "--json");
+    REFUSED("unknown subcommand 'ping'", "ping");
+    REFUSED("unexpected argument 'bw'", "latency", "bw");
+}
+END_TEST
+
+START_TEST(unknown_option_suggests_the_closest)
+{
+    REFUSED("--sizes", "latency", "--sizez", "8");
+}
+END_TEST
+
+START_TEST(size_list_keeps_order_and_reads_suffixes)
+{
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "bw", "--sizes", "64k,0,8,1K,2m,1g,3"));
+    const size_t want[] = {65536, 0, 8, 1024, 2097152, 1073741824, 3};
+    ck_assert_uint_eq(sizeof(want) / sizeof(want[0]), o.num_sizes);
+    for (size_t i = 0; i < o.num_sizes; ++i) {
+        ck_assert_uint_eq(want[i], o.sizes[i]);
+    }
+    ck_assert_int_eq(PERF_BW, o.command);
+    perf_options_free(&o);
+}
+END_TEST
+
+START_TEST(size_list_refuses_bad_entries)
+{
+    REFUSED("empty entry", "latency", "--sizes", "8,,16");
+    REFUSED("'12x' is not a size", "latency", "--sizes", "8,12x");
+    REFUSED("'1kk' is not a size", "latency", "--sizes", "1kk");
+    REFUSED("'-1' is not a size", "latency", "--sizes=-1");
+    REFUSED("'k' is not a size", "latency", "--sizes", "k");
+    REFUSED("above the largest size", "latency", "--sizes", "2g");
+    REFUSED("above the largest size", "latency", "--max-size", "99999999999999999999");
+}
+END_TEST
+
+START_TEST(range_doubles_from_min_to_max)
+{
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS,
+                     PARSE(&o, err, "latency", "--min-size", "0", "--max-size", "16"));
+    const size_t want[] = {0, 1, 2, 4, 8, 16};
+    ck_assert_uint_eq(6, o.num_sizes);
+    for (size_t i = 0; i < o.num_sizes; ++i) {
+        ck_assert_uint_eq(want[i], o.sizes[i]);
+    }
+    perf_options_free(&o);
+    ck_assert_int_eq(OPAL_SUCCESS,
+                     PARSE(&o, err, "latency", "--min-size", "3", "--max-size", "20"));
+    ck_assert_uint_eq(3, o.num_sizes);
+    ck_assert_uint_eq(12, o.sizes[2]);
+    perf_options_free(&o);
+    /* A minimum above the default maximum is measured alone. */
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "bw", "--min-size", "8m"));
+    ck_assert_uint_eq(1, o.num_sizes);
+    ck_assert_uint_eq(8u << 20, o.sizes[0]);
+    perf_options_free(&o);
+    REFUSED("--min-size 1k is above --max-size 8", "latency", "--min-size", "1k", "--max-size",
+            "8");
+    REFUSED("exclude each other", "latency", "--sizes", "8", "--max-size", "8");
+}
+END_TEST
+
+START_TEST(defaults_are_0_to_4m_and_8_bytes_for_rate)
+{
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "latency"));
+    ck_assert_uint_eq(24, o.num_sizes);
+    ck_assert_uint_eq(0, o.sizes[0]);
+    ck_assert_uint_eq(4u << 20, o.sizes[23]);
+    ck_assert_int_eq(PERF_DEFAULT_WINDOW, o.window);
+    ck_assert(!o.json && !o.validate);
+    perf_options_free(&o);
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "rate"));
+    ck_assert_uint_eq(1, o.num_sizes);
+    ck_assert_uint_eq(8, o.sizes[0]);
+    perf_options_free(&o);
+}
+END_TEST
+
+START_TEST(counts_are_range_checked)
+{
+    REFUSED("--iterations: '0'", "latency", "--iterations", "0");
+    REFUSED("--iterations: 'many'", "latency", "-i", "many");
+    REFUSED("--warmup: '-1'", "latency", "--warmup=-1");
+    REFUSED("--window: '0'", "bw", "--window", "0");
+    REFUSED("--window: '4097'", "bw", "-W", "4097");
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS,
+                     PARSE(&o, err, "bw", "-i", "7", "-x", "0", "-W", "3", "-c", "--json"));
+    ck_assert_int_eq(7, perf_iterations(&o, 1 << 20));
+    ck_assert_int_eq(0, perf_warmup(&o, 8));
+    ck_assert_int_eq(3, o.window);
+    ck_assert(o.validate && o.json);
+    perf_options_free(&o);
+}
+END_TEST
+
+START_TEST(default_counts_follow_osu)
+{
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "latency"));
+    ck_assert_int_eq(10000, perf_iterations(&o, PERF_LARGE_MESSAGE));
+    ck_assert_int_eq(1000, perf_iterations(&o, PERF_LARGE_MESSAGE + 1));
+    ck_assert_int_eq(100, perf_warmup(&o, 0));
+    ck_assert_int_eq(10, perf_warmup(&o, 1 << 20));
+    perf_options_free(&o);
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "bibw"));
+    ck_assert_int_eq(100, perf_iterations(&o, 8));
+    ck_assert_int_eq(20, perf_iterations(&o, 1 << 20));
+    perf_options_free(&o);
+}
+END_TEST
+
+START_TEST(mca_pairs_are_kept_in_order)
+{
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "latency", "--mca", "btl", "self,sm", "--mca",
+                                         "btl_base_verbose", "5"));
+    ck_assert_int_eq(2, o.num_mca);
+    ck_assert_str_eq("btl", o.mca[0].key);
+    ck_assert_str_eq("self,sm", o.mca[0].value);
+    ck_assert_str_eq("btl_base_verbose", o.mca[1].key);
+    perf_options_free(&o);
+}
+END_TEST
+
+START_TEST(help_and_version_need_no_subcommand)
+{
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "--help"));
+    ck_assert(o.help);
+    perf_options_free(&o);
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "-V"));
+    ck_assert(o.version);
+    perf_options_free(&o);
+    char *usage = perf_options_usage();
+    ck_assert_ptr_nonnull(usage);
+    ck_assert_ptr_nonnull(strstr(usage, "--sizes"));
+    ck_assert_ptr_nonnull(strstr(usage, "latency"));
+    free(usage);
+}
+END_TEST
+
+/* --------------------------------------------------------- the program */
+
+/* Runs opal_perf alone (a singleton), under valgrind when the tests are. */
+static void run_alone(mcarun_run_t *run, const char *const *args)
+{
+    char **argv = NULL;
+    if (opal_test_under_valgrind()) {
+        static const char *const vg[] = {"--mode=execute",
+                                         "valgrind",
+                                         "--quiet",
+                                         "--error-exitcode=97",
+                                         "--leak-check=full",
+                                         "--errors-for-leak-kinds=definite,indirect",
+                                         "--show-leak-kinds=definite,indirect",
+                                         NULL};
+        opal_argv_append_nosize(&argv, mcarun_test_build_path("libtool"));
+        for (int i = 0; NULL != vg[i]; ++i) {
+            opal_argv_append_nosize(&argv, vg[i]);
+        }
+        char supp[PATH_MAX];
+        snprintf(supp, sizeof(supp), "--suppressions=%s/../contrib/valgrind.supp",
+                 opal_test_srcdir());
+        opal_argv_append_nosize(&argv, supp);
+    }
+    opal_argv_append_nosize(&argv, perf_prog);
+    for (int i = 0; NULL != args[i]; ++i) {
+        opal_argv_append_nosize(&argv, args[i]);
+    }
+    memset(run, 0, sizeof(*run));
+    int out[2], err[2];
+    ck_assert_int_eq(0, pipe2(out, O_CLOEXEC));
+    ck_assert_int_eq(0, pipe2(err, O_CLOEXEC));
+    fflush(stdout);
+    fflush(stderr);
+    run->pid = fork();
+    ck_assert_int_ge(run->pid, 0);
+    if (0 == run->pid) {
+        setpgid(0, 0);
+        int null = open("/dev/null", O_RDONLY);
+        dup2(null, 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    opal_argv_free(argv);
+    close(out[1]);
+    close(err[1]);
+    run->out_fd = out[0];
+    run->err_fd = err[0];
+    mcarun_test_finish(run);
+}
+
+#define ALONE(run, ...)  run_alone((run), (const char *const[]){__VA_ARGS__, NULL})
+#define MCARUN(run, ...) mcarun_test_mcarun((run), NULL, (const char *const[]){__VA_ARGS__, NULL})
+
+#define EXPECT(run, cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            mcarun_test_dump(run);                                                                 \
+            ck_abort_msg("expected: %s", #cond);                                                   \
+        }                                                                                          \
+    } while (0)
+
+static bool has(const char *text, const char *needle)
+{
+    return NULL != strstr(text, needle);
+}
+
+/* The table holds a '#' header naming title, then one row per size in
+ * sizes (in order) whose values are positive numbers. */
+static bool table_ok(const char *out, const char *title, const size_t *sizes, size_t count,
+                     int values)
+{
+    if (!has(out, title) || !has(out, "# Size")) {
+        return false;
+    }
+    const char *line = out;
+    size_t row = 0;
+    while ('\0' != *line) {
+        const char *end = strchr(line, '\n');
+        if (NULL == end) {
+            return false;
+        }
+        if ('#' != *line) {
+            char text[256];
+            size_t len =
+                (size_t) (end - line) < sizeof(text) - 1 ? (size_t) (end - line) : sizeof(text) - 1;
+            memcpy(text, line, len);
+            text[len] = '\0';
+            unsigned long long size;
+            double v1 = 0, v2 = 0;
+            int n = sscanf(text, "%llu %lf %lf", &size, &v1, &v2);
+            /* Zero bytes move at 0 MB/s: only their rate must be positive. */
+            bool zero_ok = 0 == size && 1 == values && has(title, "MB/s");
+            if (row >= count || size != sizes[row] || n != 1 + values ||
+                !(v1 > 0 || (zero_ok && 0 == v1)) || (2 == values && !(v2 >= 0))) {
+                fprintf(stderr, "bad row %zu: '%s'\n", row, text);
+                return false;
+            }
+            ++row;
+        }
+        line = end + 1;
+    }
+    return row == count;
+}
+
+START_TEST(bad_command_line_exits_1_before_starting)
+{
+    mcarun_run_t run;
+    ALONE(&run, "latency", "--sizes", "8,nope");
+    EXPECT(&run, 1 == run.status);
+    EXPECT(&run, has(run.err, "opal_perf: --sizes: 'nope' is not a size"));
+    EXPECT(&run, has(run.err, "opal_perf --help"));
+    EXPECT(&run, 0 == run.out_len);
+    mcarun_test_run_free(&run);
+
+    ALONE(&run, "--verbose");
+    EXPECT(&run, 1 == run.status);
+    EXPECT(&run, has(run.err, "--verbose"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(help_and_version_exit_0)
+{
+    mcarun_run_t run;
+    ALONE(&run, "--help");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, has(run.out, "Usage: mcarun -np 2 opal_perf"));
+    mcarun_test_run_free(&run);
+    ALONE(&run, "--version");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, has(run.out, "opal_perf (" PACKAGE_NAME ") " OPAL_VERSION));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(more_than_two_ranks_are_refused)
+{
+    mcarun_run_t run;
+    MCARUN(&run, "-np", "3", "--oversubscribe", "--timeout", "60", perf_prog, "latency");
+    EXPECT(&run, 0 != run.status);
+    EXPECT(&run, has(run.err, "between two processes"));
+    EXPECT(&run, has(run.err, "this job has 3"));
+    EXPECT(&run, !has(run.out, "# Size"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+static const size_t small_sizes[] = {0, 1, 8, 1000, 4096, 65536, 300000};
+#define SMALL_SIZES "0,1,8,1000,4k,64k,300000"
+#define NSMALL      (sizeof(small_sizes) / sizeof(small_sizes[0]))
+
+START_TEST(every_subcommand_runs_alone_over_self)
+{
+    static const struct {
+        const char *command, *title;
+        int values;
+    } cases[] = {
+        {"latency", "Latency (us)", 1},
+        {"bw", "Bandwidth (MB/s)", 1},
+        {"bibw", "Bandwidth (MB/s)", 1},
+        {"rate", "Messages/s", 2},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        mcarun_run_t run;
+        ALONE(&run, cases[i].command, "--sizes", SMALL_SIZES, "-i", "20", "-x", "2", "-W", "4",
+              "--validate", "--mca", "btl", "self");
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, table_ok(run.out, cases[i].title, small_sizes, NSMALL, cases[i].values));
+        EXPECT(&run, has(run.out, "rank 0 to itself over btl self"));
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
+START_TEST(one_rank_under_mcarun_measures_itself)
+{
+    mcarun_run_t run;
+    MCARUN(&run, "-np", "1", "--timeout", "60", perf_prog, "latency", "--sizes", SMALL_SIZES, "-i",
+           "50", "--validate", "--mca", "btl", "self");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, table_ok(run.out, "Latency (us)", small_sizes, NSMALL, 1));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+/* The JSON document: valid, the documented keys, one result per size in
+ * order with its value. */
+static void check_json(mcarun_run_t *run, const char *command, const char *value_key)
+{
+    char *why = NULL;
+    bool valid = json_check(run->out, &why);
+    if (!valid) {
+        fprintf(stderr, "json: %s\n", why);
+    }
+    free(why);
+    EXPECT(run, valid);
+    char text[64];
+    snprintf(text, sizeof(text), "\"command\": \"%s\"", command);
+    EXPECT(run, has(run->out, text));
+    EXPECT(run, has(run->out, "\"program\": \"opal_perf\""));
+    EXPECT(run, has(run->out, "\"modules\": {\"send\": [\"self\"], \"rdma\": [\"self\"]}"));
+    EXPECT(run, has(run->out, "\"validated\": true"));
+    EXPECT(run, has(run->out, "\"results\": ["));
+    const char *at = run->out;
+    for (size_t i = 0; i < NSMALL; ++i) {
+        snprintf(text, sizeof(text), "{\"size\": %zu, \"iterations\": 20,", small_sizes[i]);
+        at = strstr(at, text);
+        EXPECT(run, NULL != at);
+        const char *value = strstr(at, value_key);
+        EXPECT(run, NULL != value && value < strchr(at, '}'));
+        EXPECT(run, strtod(value + strlen(value_key), NULL) > 0);
+    }
+    EXPECT(run, NSMALL == (size_t) mcarun_test_count(run->out, "\"protocol\": \""));
+    EXPECT(run, !has(run->out, "# Size"));
+}
+
+START_TEST(json_is_one_document_with_every_size)
+{
+    mcarun_run_t run;
+    ALONE(&run, "latency", "--sizes", SMALL_SIZES, "-i", "20", "--validate", "--json", "--mca",
+          "btl", "self");
+    EXPECT(&run, 0 == run.status);
+    check_json(&run, "latency", "\"latency_us\": ");
+    mcarun_test_run_free(&run);
+    ALONE(&run, "rate", "--sizes", SMALL_SIZES, "-i", "20", "-W", "8", "--validate", "--json",
+          "--mca", "btl", "self");
+    EXPECT(&run, 0 == run.status);
+    check_json(&run, "rate", "\"messages_per_s\": ");
+    EXPECT(&run, NSMALL == (size_t) mcarun_test_count(run.out, "\"bandwidth_MBps\": "));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(a_peer_no_module_reaches_is_an_error)
+{
+    /* Alone without self: nothing reaches this process. */
+    mcarun_run_t run;
+    ALONE(&run, "latency", "--sizes", "8", "--mca", "btl", "^self");
+    EXPECT(&run, 1 == run.status);
+    EXPECT(&run, has(run.err, "opal_perf: rank 0:"));
+    EXPECT(&run, !has(run.out, "# Size"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(mca_typos_are_reported)
+{
+    mcarun_run_t run;
+    ALONE(&run, "latency", "--sizes", "8", "-i", "5", "--mca", "btl", "self", "--mca",
+          "btl_self_eager_limt", "1024");
+    EXPECT(&run, has(run.err, "btl_self_eager_limt"));
+    EXPECT(&run, has(run.err, "btl_self_eager_limit"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+/* True when component comp of btl is part of this build: autogen found it
+ * (its directory is among the plugin directories) and it is built, as a
+ * plugin or into libopal. */
+static bool btl_built(const char *comp)
+{
+    char rel[256];
+    struct stat st;
+    snprintf(rel, sizeof(rel), "/opal/mca/btl/%s/.libs", comp);
+    if (NULL == strstr(OPAL_PERF_TEST_PLUGIN_DIRS, rel)) {
+        return false;
+    }
+    snprintf(rel, sizeof(rel), "opal/mca/btl/%s/mca_btl_%s.la", comp, comp);
+    if (0 == stat(mcarun_test_build_path(rel), &st)) {
+        return true;
+    }
+    snprintf(rel, sizeof(rel), "opal/mca/btl/%s/libmca_btl_%s.la", comp, comp);
+    return 0 == stat(mcarun_test_build_path(rel), &st);
+}
+
+START_TEST(two_ranks_over_self_sm)
+{
+    if (!btl_built("sm")) {
+        fprintf(stderr, "two_ranks_over_self_sm: btl/sm is not built: nothing to run\n");
+        return;
+    }
+    static const char *const commands[] = {"latency", "bw", "bibw", "rate"};
+    static const char *const titles[] = {"Latency (us)", "Bandwidth (MB/s)", "Bandwidth (MB/s)",
+                                         "Messages/s"};
+    static const size_t sizes[] = {0, 8, 4096, 65536, 1048576};
+    for (size_t i = 0; i < 4; ++i) {
+        mcarun_run_t run;
+        MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, commands[i], "--sizes",
+               "0,8,4k,64k,1m", "-i", "20", "-x", "2", "-W", "8", "--validate", "--mca", "btl",
+               "self,sm");
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, table_ok(run.out, titles[i], sizes, 5, 3 == i ? 2 : 1));
+        EXPECT(&run, has(run.out, "rank 0 <-> rank 1 over btl sm"));
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
+START_TEST(two_ranks_over_self_alone_fail_with_reasons)
+{
+    mcarun_run_t run;
+    MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, "latency", "--sizes", "8", "--mca",
+           "btl", "self");
+    EXPECT(&run, 0 != run.status);
+    EXPECT(&run, has(run.err, "self"));
+    EXPECT(&run, has(run.err, "no btl module reaches rank"));
+    EXPECT(&run, !has(run.out, "# Size"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+int main(void)
+{
+    setenv("OPAL_MCA_mca_base_component_path", OPAL_PERF_TEST_PLUGIN_DIRS, 1);
+    snprintf(perf_prog, sizeof(perf_prog), "%s",
+             mcarun_test_build_path("opal/tools/opal_perf/opal_perf"));
+    Suite *s = suite_create("opal_perf");
+    OPAL_TEST_ADD(s, subcommand_is_required_and_checked);
+    OPAL_TEST_ADD(s, unknown_option_suggests_the_closest);
+    OPAL_TEST_ADD(s, size_list_keeps_order_and_reads_suffixes);
+    OPAL_TEST_ADD(s, size_list_refuses_bad_entries);
+    OPAL_TEST_ADD(s, range_doubles_from_min_to_max);
+    OPAL_TEST_ADD(s, defaults_are_0_to_4m_and_8_bytes_for_rate);
+    OPAL_TEST_ADD(s, counts_are_range_checked);
+    OPAL_TEST_ADD(s, default_counts_follow_osu);
+    OPAL_TEST_ADD(s, mca_pairs_are_kept_in_order);
+    OPAL_TEST_ADD(s, help_and_version_need_no_subcommand);
+    OPAL_TEST_ADD(s, bad_command_line_exits_1_before_starting);
+    OPAL_TEST_ADD(s, help_and_version_exit_0);
+    OPAL_TEST_ADD(s, more_than_two_ranks_are_refused);
+    OPAL_TEST_ADD(s, every_subcommand_runs_alone_over_self);
+    OPAL_TEST_ADD(s, one_rank_under_mcarun_measures_itself);
+    OPAL_TEST_ADD(s, json_is_one_document_with_every_size);
+    OPAL_TEST_ADD(s, a_peer_no_module_reaches_is_an_error);
+    OPAL_TEST_ADD(s, mca_typos_are_reported);
+    OPAL_TEST_ADD(s, two_ranks_over_self_sm);
+    OPAL_TEST_ADD(s, two_ranks_over_self_alone_fail_with_reasons);
+    return opal_test_run(s);
+}
