@@ -114,15 +114,24 @@ tl_build_env() {
     tl_build=$build
     srcdir=$(sed -n 's/^abs_top_srcdir = //p' "$build/Makefile" 2>/dev/null)
     if [ -z "${OPAL_MCA_mca_base_component_path:-}" ]; then
+        # The list the tests get (mca.am's mca_plugin_dirs), not a search of
+        # the tree: that would also find, say, a failed distcheck's copy.
         local dirs
-        dirs=$(find "$build" -path "$build/test" -prune -o \
-            -name 'mca_*.so' -path '*/.libs/*' -printf '%h\n' | sort -u | paste -sd:)
+        dirs=$(sed -n 's/^mca_plugin_dirs = //p' "$build/Makefile" 2>/dev/null)
+        dirs=${dirs//\$(abs_top_builddir)/$build}
         [ -n "$dirs" ] && export OPAL_MCA_mca_base_component_path=$dirs
     fi
     if [ -z "${OPAL_SHOW_HELP_PATH:-}" ] && [ -n "$srcdir" ]; then
-        OPAL_SHOW_HELP_PATH=$(find "$srcdir" -path "$srcdir/_build*" -prune -o \
-            -name 'help-*.txt' -printf '%h\n' | sort -u | paste -sd:)
-        export OPAL_SHOW_HELP_PATH
+        # help_dirs, as make check joins it (a variable over several lines).
+        local help
+        help=$(awk 'f || /^help_dirs = / {
+                        f = 1; line = $0; more = sub(/\\$/, "", line); all = all " " line
+                        if (!more) exit
+                    }
+                    END { sub(/^ *help_dirs = */, "", all); print all }' "$build/Makefile")
+        help=${help//\$(abs_top_srcdir)/$srcdir}
+        OPAL_SHOW_HELP_PATH=$(echo $help | tr ' ' ':')
+        [ -n "$OPAL_SHOW_HELP_PATH" ] && export OPAL_SHOW_HELP_PATH
     fi
     export MCARUN=$build/orte/tools/mcarun/mcarun
     export BUILD=$build

@@ -9,7 +9,7 @@
 #   2. libfabric's tcp;ofi_rxm carries a ping-pong from host 1 to host 0
 #      over the veth;
 #   3. the btl tests of netns-tests.list (btl/ofi over tcp;ofi_rxm between
-#      the hosts; sm must not claim a peer on the other host).
+#      the hosts; sm reaches a peer on its own host only).
 #
 # Exit status: 0 passed, 1 failed, 77 skipped (not root, no CAP_NET_ADMIN,
 # a container without namespaces, or under check-valgrind), saying why.
@@ -41,7 +41,7 @@ netns_setup || { echo "btl_netns_test: cannot set up the namespaces" >&2; exit 1
 prefix=$netns_prefix
 export NETNS_RANK=$here/netns-rank.sh NETNS_PREFIX=$netns_prefix
 export TCP_MCA="--mca btl self,ofi --mca ofi_provider_include tcp;ofi_rxm"
-export EXPECT=$here/expect-send-over.sh
+export EXPECT=$here/expect-send-over.sh EXPECT_UNREACHABLE=$here/expect-unreachable.sh
 
 echo "== the two hosts ($prefix)"
 if [ -x "$build/examples/hello" ]; then

@@ -8,8 +8,9 @@
 #   mcarun -np 2 ... test/btl/netns/netns-rank.sh <program> [arguments]
 #
 # Every step execs, so the rank keeps the pid mcarun started and gets its
-# signals. Needs OPAL_ORTE_RANK (from mcarun) and OPAL_TEST_NETNS_PREFIX,
-# _HOSTS and _SHM (from netns_setup).
+# signals. Needs OPAL_ORTE_RANK (from mcarun) and OPAL_TEST_NETNS_PREFIX
+# and _SHM (from netns_setup); OPAL_TEST_NETNS_HOSTS (2) is the number of
+# hosts the ranks are spread over: 1 puts them all on host 0.
 set -u
 : "${OPAL_ORTE_RANK:?netns-rank.sh: not started by mcarun}"
 : "${OPAL_TEST_NETNS_PREFIX:?netns-rank.sh: no namespaces (run under netns-run.sh)}"
