@@ -137,7 +137,7 @@ export VERBS_MCA="--mca btl self,ofi --mca ofi_provider_include verbs;ofi_rxm"
 export EXPECT=$here/../../test/btl/netns/expect-send-over.sh
 # The rank program's own deadline for each wait, under the jobs' --timeout
 # (everything is slow under emulation).
-export BTL_TEST_DEADLINE=${BTL_TEST_DEADLINE:-200}
+export BTL_TEST_DEADLINE=${BTL_TEST_DEADLINE:-120}
 if [ ${#lists[@]} -gt 0 ]; then
     echo "== btl tests ($VERBS_MCA)"
     for list in "${lists[@]}"; do
