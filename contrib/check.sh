@@ -29,7 +29,7 @@ for arg in "$@"; do
         --no-rdma-vm) rdma_vm=no ;;
         --rdma-vm-only) quick=yes rdma_vm=only ;;
         -h | --help)
-            sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
