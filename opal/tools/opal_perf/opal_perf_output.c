@@ -50,7 +50,14 @@ static const char *column_title(perf_command_t command)
 /* "eager up to 4096 B, then get over sm in 131072 B pieces". */
 static void describe_protocol(const perf_t *p, char *buf, size_t len)
 {
-    if (NULL != p->rdma_btl) {
+    size_t min = NULL != p->rdma_btl ? p->rdma_btl->btl_min_rdma_pipeline_size : 0;
+    if (NULL != p->rdma_btl && min > p->eager_limit + 1) {
+        snprintf(buf, len,
+                 "eager up to %zu B, fragments of %zu B below %zu B, then get over %s in pieces "
+                 "of %zu B",
+                 p->eager_limit, p->frag_size, min,
+                 p->rdma_btl->btl_component->btl_version.mca_component_name, p->get_piece);
+    } else if (NULL != p->rdma_btl) {
         snprintf(buf, len, "eager up to %zu B, then get over %s in pieces of %zu B", p->eager_limit,
                  p->rdma_btl->btl_component->btl_version.mca_component_name, p->get_piece);
     } else {
@@ -61,7 +68,7 @@ static void describe_protocol(const perf_t *p, char *buf, size_t len)
 
 void perf_output_table_header(const perf_t *p)
 {
-    char send[128], rdma[128], proto[160];
+    char send[128], rdma[128], proto[200];
     perf_output_modules(p, false, send, sizeof(send));
     perf_output_modules(p, true, rdma, sizeof(rdma));
     describe_protocol(p, proto, sizeof(proto));
