@@ -289,6 +289,9 @@ START_TEST(a_failing_add_procs_is_returned_and_the_other_modules_still_serve)
     char *text = btl_unit_capture_end();
     ck_assert_int_eq(rc, OPAL_ERR_UNREACH);
     ck_assert_ptr_eq(peer(1)->send[0].btl, &good->super);
+    ck_assert_int_eq(peer(1)->send_count, 1);
+    /* The endpoints it set up before failing were released at once. */
+    ck_assert_int_eq(broken->live_endpoints, 0);
     ck_assert_msg(NULL != strstr(text, "alpha: add_procs failed: Out of resource"),
                   "the failure is not given as the reason:\n%s", text);
     free(text);
