@@ -537,6 +537,27 @@ START_TEST(two_ranks_over_self_sm)
 }
 END_TEST
 
+START_TEST(two_ranks_over_self_ofi_tcp)
+{
+    if (!btl_built("ofi")) {
+        fprintf(stderr, "two_ranks_over_self_ofi_tcp: btl/ofi is not built: nothing to run\n");
+        return;
+    }
+    static const char *const commands[] = {"latency", "bibw"};
+    static const size_t sizes[] = {0, 8, 65536, 1048576};
+    for (size_t i = 0; i < 2; ++i) {
+        mcarun_run_t run;
+        MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, commands[i], "--sizes", "0,8,64k,1m",
+               "-i", "10", "-x", "1", "-W", "4", "--validate", "--mca", "btl", "self,ofi", "--mca",
+               "ofi_provider_include", "tcp;ofi_rxm");
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, table_ok(run.out, 0 == i ? "Latency (us)" : "Bandwidth (MB/s)", sizes, 4, 1));
+        EXPECT(&run, has(run.out, "rank 0 <-> rank 1 over btl ofi"));
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
 START_TEST(two_ranks_over_self_alone_fail_with_reasons)
 {
     mcarun_run_t run;
@@ -577,6 +598,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_peer_no_module_reaches_is_an_error);
     OPAL_TEST_ADD(s, mca_typos_are_reported);
     OPAL_TEST_ADD(s, two_ranks_over_self_sm);
+    OPAL_TEST_ADD(s, two_ranks_over_self_ofi_tcp);
     OPAL_TEST_ADD(s, two_ranks_over_self_alone_fail_with_reasons);
     return opal_test_run(s);
 }
