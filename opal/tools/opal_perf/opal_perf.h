@@ -146,7 +146,13 @@ typedef struct perf_t {
     /* Counters bumped by the callbacks, read by the wait loops. One
      * thread runs both (callbacks run from opal_progress or from inside
      * the send that completed at once), so plain integers suffice. */
-    uint64_t rx_msgs;   /* whole messages received into rbuf */
+    uint64_t rx_msgs; /* whole messages received into rbuf */
+    /* rx_msgs and rx_ack when the size's first barrier began: the
+     * measurement counts from these, since the leader's first messages
+     * may be received (in the same poll as its barrier message) before
+     * this side starts measuring. */
+    uint64_t rx_msgs_base;
+    uint64_t rx_ack_base;
     size_t rx_frag_off; /* bytes of the current fragmented message */
     uint64_t rx_ack;
     uint64_t rx_hello;

@@ -29,7 +29,7 @@ static bool leads(const perf_t *p)
 
 static int latency(perf_t *p, long warmup, long iterations, uint64_t *ns)
 {
-    uint64_t expect = p->rx_msgs;
+    uint64_t expect = p->rx_msgs_base;
     uint64_t start = 0;
     bool lead = leads(p);
     for (long i = -warmup; i < iterations; ++i) {
@@ -71,8 +71,8 @@ static int send_window(perf_t *p, int count)
 static int windows(perf_t *p, long warmup, long iterations, uint64_t *ns)
 {
     int window = p->opts.window;
-    uint64_t expect = p->rx_msgs;
-    uint64_t acks = p->rx_ack;
+    uint64_t expect = p->rx_msgs_base;
+    uint64_t acks = p->rx_ack_base;
     uint64_t start = 0;
     bool lead = leads(p);
     for (long i = -warmup; i < iterations; ++i) {
@@ -111,7 +111,7 @@ static int windows(perf_t *p, long warmup, long iterations, uint64_t *ns)
 static int both_ways(perf_t *p, long warmup, long iterations, uint64_t *ns)
 {
     int window = p->loopback ? 2 * p->opts.window : p->opts.window;
-    uint64_t expect = p->rx_msgs;
+    uint64_t expect = p->rx_msgs_base;
     uint64_t start = 0;
     for (long i = -warmup; i < iterations; ++i) {
         if (0 == i) {

@@ -396,6 +396,14 @@ int mca_btl_ofi_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t
     for (size_t i = 0; i < nprocs; ++i) {
         mca_btl_base_reason_t why = {.text = ""};
         uint32_t rank = procs[i]->proc_name.vpid;
+        if (rank == module->my_rank) {
+            /* As with every network btl, this process is btl/self's. */
+            if (NULL != reasons) {
+                snprintf(reasons[i].text, sizeof(reasons[i].text),
+                         "this process (btl/self reaches it)");
+            }
+            continue;
+        }
         mca_btl_ofi_endpoint_t *ep = mca_btl_ofi_endpoint_get(module, rank, &why);
         if (NULL == ep) {
             if (NULL != reasons) {

@@ -223,7 +223,9 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
     uint32_t rank =
         (uint32_t) ((entry->data >> MCA_BTL_OFI_DATA_TAG_BITS) & (MCA_BTL_OFI_MAX_RANKS - 1));
     uint32_t seq = (uint32_t) (entry->data >> 32);
-    if (OPAL_UNLIKELY(0 == (entry->flags & FI_REMOTE_CQ_DATA) || rank >= module->job_size)) {
+    /* This process never sends to itself over ofi (btl/self does). */
+    if (OPAL_UNLIKELY(0 == (entry->flags & FI_REMOTE_CQ_DATA) || rank >= module->job_size ||
+                      rank == module->my_rank)) {
         if (!module->reported_stray) {
             module->reported_stray = true;
             opal_output(0,
