@@ -28,7 +28,7 @@
 
 #define SKIP_STATUS 77
 
-#if BTL_OFI_SLOW_PROVIDER
+#if defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER
 /* udp;ofi_rxd moves ~1.5 KB datagrams under a window of acknowledgements
  * driven by both sides' progress: eight oversubscribed ranks exchanging
  * 256 KiB messages take minutes on two cores. Smaller messages and four
