@@ -120,7 +120,7 @@ AC_DEFUN([_OPAL_MCA_WRITE_STATIC_TABLE], [
 
 # _OPAL_MCA_WRITE_FRAMEWORK_LISTS: opal/mca/base/opal_frameworks.h and
 # orte/mca/base/orte_frameworks.h, the NULL-terminated framework tables
-# opal_info walks.
+# opal_info walks (and, in opal's, the names of the common directories).
 AC_DEFUN([_OPAL_MCA_WRITE_FRAMEWORK_LISTS], [
     for opal_p in opal orte; do
         as_dir=$opal_p/mca/base; as_fn_mkdir_p
@@ -137,6 +137,16 @@ AC_DEFUN([_OPAL_MCA_WRITE_FRAMEWORK_LISTS], [
             done
             echo "    NULL,"
             echo "};"
+            if test $opal_p = opal; then
+                echo "/* The code shared by components (<project>/mca/common/<name>): its"
+                echo " * variables are named <name>_*. */"
+                echo "const char *const opal_mca_common_names@<:@@:>@ = {"
+                for opal_c in OPAL_MCA_COMMON_NAMES; do
+                    echo "    \"$opal_c\","
+                done
+                echo "    NULL,"
+                echo "};"
+            fi
         } >"$opal_mca_file.tmp"
         if cmp -s "$opal_mca_file.tmp" "$opal_mca_file"; then rm -f "$opal_mca_file.tmp"; else mv "$opal_mca_file.tmp" "$opal_mca_file"; fi
     done

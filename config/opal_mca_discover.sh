@@ -13,6 +13,8 @@
 # base/ and common/); a component is a directory <project>/mca/<fw>/<comp>/
 # holding a Makefile.inc that sets mca_<fw>_<comp>_sources (and optionally
 # _cppflags, _ldflags, _libs). Adding a component is adding a directory.
+# Code several frameworks' components share is a directory
+# <project>/mca/common/<name>/ holding a Makefile.inc (see below).
 # A file .opal_plugin_only in a component's directory makes configure
 # (config/opal_mca.m4) build it only as a plugin.
 set -e
@@ -32,6 +34,21 @@ projects="opal orte test"
 frameworks=""
 calls=""
 plugin_dirs=""
+commons=""
+# Code shared by the components of several frameworks lives in
+# <project>/mca/common/<name>/; its Makefile.inc decides how it is built
+# (typically a convenience library the components link). Its variables are
+# named <name>_*: the MCA base declares each name as a prefix so that
+# setting one of them is not reported as a typo while no component using
+# it is loaded.
+for project in $projects; do
+    for commondir in "$project"/mca/common/*/; do
+        [ -f "${commondir}Makefile.inc" ] || continue
+        name=$(basename "$commondir")
+        commons="$commons $name"
+        echo "include $project/mca/common/$name/Makefile.inc" >>"$am.tmp"
+    done
+done
 for project in $projects; do
     [ -d "$project/mca" ] || continue
     for fwdir in "$project"/mca/*/; do
@@ -104,6 +121,7 @@ AM
     done
 done
 printf 'AC_DEFUN([OPAL_MCA_ALL_FRAMEWORKS], [%s\n])\n' "$calls" >>"$m4.tmp"
+printf 'AC_DEFUN([OPAL_MCA_COMMON_NAMES], [%s])\n' "${commons# }" >>"$m4.tmp"
 echo "" >>"$am.tmp"
 echo "# The framework lists configure writes (config/opal_mca.m4)." >>"$am.tmp"
 echo "DISTCLEANFILES += opal/mca/base/opal_frameworks.h orte/mca/base/orte_frameworks.h" >>"$am.tmp"
@@ -115,4 +133,4 @@ echo "mca_plugin_dirs = ${plugin_dirs#:}" >>"$am.tmp"
 for f in "$m4" "$am"; do
     if cmp -s "$f.tmp" "$f"; then rm -f "$f.tmp"; else mv "$f.tmp" "$f"; fi
 done
-echo "opal_mca_discover: frameworks:${frameworks:- none}"
+echo "opal_mca_discover: frameworks:${frameworks:- none}; common:${commons:- none}"

@@ -66,6 +66,8 @@ typedef struct {
      * whose events may still be in another thread's hands. */
     uint32_t generation;
     opal_progress_fd_callback_t callback;
+    /* NULL: the fd needs no arming before a sleep. */
+    opal_progress_fd_arm_t arm;
     void *context;
 } fd_watch_t;
 
@@ -91,6 +93,9 @@ static struct {
     fd_watch_t *watches;
     size_t nwatches;
     size_t watches_size;
+    /* Watches with an arm hook; written under reg_lock, read without it
+     * (relaxed) by waiting threads. */
+    opal_atomic_size_t narmed;
     uint32_t next_generation;
     /* Read without reg_lock by waiting threads and by
      * opal_progress_wakeup(), which may run in a signal handler: atomic,
@@ -401,6 +406,12 @@ static ssize_t find_watch(int fd)
 
 int opal_progress_fd_register(int fd, opal_progress_fd_callback_t cb, void *context)
 {
+    return opal_progress_fd_register_armed(fd, cb, NULL, context);
+}
+
+int opal_progress_fd_register_armed(int fd, opal_progress_fd_callback_t cb,
+                                    opal_progress_fd_arm_t arm, void *context)
+{
     if (fd < 0 || NULL == cb) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -439,8 +450,11 @@ int opal_progress_fd_register(int fd, opal_progress_fd_callback_t cb, void *cont
                                                   : OPAL_ERR_BAD_PARAM;
         goto out;
     }
-    engine.watches[engine.nwatches++] =
-        (fd_watch_t){.fd = fd, .generation = generation, .callback = cb, .context = context};
+    engine.watches[engine.nwatches++] = (fd_watch_t){
+        .fd = fd, .generation = generation, .callback = cb, .arm = arm, .context = context};
+    if (NULL != arm) {
+        atomic_fetch_add_explicit(&engine.narmed, 1, memory_order_relaxed);
+    }
 out:
     pthread_mutex_unlock(&engine.reg_lock);
     return rc;
@@ -458,6 +472,9 @@ int opal_progress_fd_unregister(int fd)
          * noticed by itself; the record must go either way. */
         (void) epoll_ctl(atomic_load_explicit(&engine.epoll_fd, memory_order_relaxed),
                          EPOLL_CTL_DEL, fd, NULL);
+        if (NULL != engine.watches[i].arm) {
+            atomic_fetch_sub_explicit(&engine.narmed, 1, memory_order_relaxed);
+        }
         engine.watches[i] = engine.watches[--engine.nwatches];
     }
     pthread_mutex_unlock(&engine.reg_lock);
@@ -562,6 +579,41 @@ static int sleep_in_epoll(int epoll_fd, struct epoll_event *ready, int64_t timeo
     }
 }
 
+/* Before a sleep: arms every watch that has a hook, under pass_lock like
+ * any callback. A watch whose work is already waiting has its callback
+ * run at once, and the sleep is off: returns false then, with the events
+ * its callback reported in *events. */
+static bool arm_watches(int *events)
+{
+    fd_watch_t armed[WAIT_MAX_EVENTS];
+    size_t count = 0;
+    pthread_mutex_lock(&engine.reg_lock);
+    for (size_t i = 0; i < engine.nwatches && count < WAIT_MAX_EVENTS; ++i) {
+        if (NULL != engine.watches[i].arm) {
+            armed[count++] = engine.watches[i];
+        }
+    }
+    pthread_mutex_unlock(&engine.reg_lock);
+    bool sleep = true;
+    *events = 0;
+    pass_enter();
+    for (size_t i = 0; i < count; ++i) {
+        /* Unregistered since the copy: its owner may have freed context. */
+        pthread_mutex_lock(&engine.reg_lock);
+        bool alive = NULL != watch_for_token(watch_token(armed[i].fd, armed[i].generation));
+        pthread_mutex_unlock(&engine.reg_lock);
+        if (alive && OPAL_ERR_RESOURCE_BUSY == armed[i].arm(armed[i].fd, armed[i].context)) {
+            sleep = false;
+            int n = armed[i].callback(armed[i].fd, EPOLLIN, armed[i].context);
+            if (n > 0) {
+                *events += n;
+            }
+        }
+    }
+    pass_leave();
+    return sleep;
+}
+
 int opal_progress_wait(int64_t timeout_ns)
 {
     int epoll_fd = atomic_load_explicit(&engine.epoll_fd, memory_order_relaxed);
@@ -573,6 +625,11 @@ int opal_progress_wait(int64_t timeout_ns)
     }
     int events = opal_progress();
     if (events > 0) {
+        return events;
+    }
+    /* Relaxed: a watch registered meanwhile is armed by the next wait. */
+    if (0 != timeout_ns && 0 != atomic_load_explicit(&engine.narmed, memory_order_relaxed) &&
+        !arm_watches(&events)) {
         return events;
     }
 
@@ -680,6 +737,7 @@ void opal_progress_finalize(void)
     engine.watches = NULL;
     engine.nwatches = 0;
     engine.watches_size = 0;
+    atomic_store_explicit(&engine.narmed, 0, memory_order_relaxed);
     atomic_store_explicit(&engine.lp_interval, LP_INTERVAL_DEFAULT, memory_order_relaxed);
     atomic_store_explicit(&engine.lp_count, 0, memory_order_relaxed);
     pthread_mutex_unlock(&engine.reg_lock);

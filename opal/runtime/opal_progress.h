@@ -67,11 +67,26 @@ OPAL_DECLSPEC int opal_progress_set_lp_interval(unsigned interval);
  * again by the next wait. Each readiness is handed to one waiting thread
  * only, so several waiters do not all call cb for the same data. Unregistering an unknown fd is
  * OPAL_ERR_NOT_FOUND; after it returns, cb is not called again. */
-OPAL_DECLSPEC int opal_progress_fd_register(int fd, opal_progress_fd_callback_t cb,
-                                            void *context);
+OPAL_DECLSPEC int opal_progress_fd_register(int fd, opal_progress_fd_callback_t cb, void *context);
+
+/* Arms a wait object before a sleep: returns OPAL_SUCCESS when fd will
+ * become readable once there is work, OPAL_ERR_RESOURCE_BUSY when work is
+ * already waiting (the sleep is skipped and the fd's callback runs). For
+ * wait objects that signal only once armed (libfabric's fi_trywait,
+ * verbs' ibv_req_notify_cq). Runs like the callbacks: one at a time. */
+typedef int (*opal_progress_fd_arm_t)(int fd, void *context);
+
+/* opal_progress_fd_register with an arm hook: opal_progress_wait() calls
+ * arm after its pass found nothing and before it sleeps, so the engine
+ * never sleeps on an unarmed fd and a busy loop of opal_progress() pays
+ * nothing for it. Same errors; arm NULL is plain registration. */
+OPAL_DECLSPEC int opal_progress_fd_register_armed(int fd, opal_progress_fd_callback_t cb,
+                                                  opal_progress_fd_arm_t arm, void *context);
 OPAL_DECLSPEC int opal_progress_fd_unregister(int fd);
 
-/* Progresses once; if nothing happened, sleeps until a registered fd fires,
+/* Progresses once; if nothing happened, arms the fds that have an arm hook
+ * (running at once the callback of one that has work waiting, which ends
+ * the wait), then sleeps until a registered fd fires,
  * opal_progress_wakeup() is called or timeout_ns passes (negative: no
  * limit; 0: do not sleep, but still run the callbacks of fds that are
  * ready), runs the callbacks of the fds that fired, then progresses again.

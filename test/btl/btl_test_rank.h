@@ -82,6 +82,7 @@ enum {
     BTL_TEST_CTL_RDMA = 3,      /* a registered region */
     BTL_TEST_CTL_COUNT = 4,     /* how many messages were sent */
     BTL_TEST_CTL_RDMA_DONE = 5, /* puts into a region are complete */
+    BTL_TEST_CTL_READY = 6,     /* a stream's receiver has its description */
 };
 
 typedef struct btl_test_control_t {

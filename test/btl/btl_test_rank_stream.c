@@ -522,11 +522,11 @@ static bool described(void *arg)
     return rx[rank].described && rx[rank].d.id == awaited_ids[rank] + 1;
 }
 
-/* Pairs (0, 1), (2, 3), ...: the even rank fills its partner with sendi
- * while the partner sits in a fence, not progressing, until sendi says
- * busy; both leave the fence and the rest goes out with retries. The
- * partner must receive every message once, in order. With "busy-optional"
- * a transport that never says busy passes (saying so). */
+/* Pairs (0, 1), (2, 3), ...: once the partner has the stream's
+ * description (and said so), the even rank fills it with sendi while the
+ * partner sits in a fence, not progressing, until sendi says busy; both leave the fence and the
+ * rest goes out with retries. The partner must receive every message once, in order. With
+ * "busy-optional" a transport that never says busy passes (saying so). */
 bool btl_test_case_sendi(int argc, char **argv)
 {
     bool busy_optional = argc > 2 && 0 == strcmp(argv[2], "busy-optional");
@@ -542,6 +542,7 @@ bool btl_test_case_sendi(int argc, char **argv)
          * need both sides to set up a connection); then this rank stops
          * progressing until the sender saw busy. */
         if (!btl_test_wait(described, &partner, "the sendi stream's description") ||
+            !btl_test_control_send(partner, BTL_TEST_CTL_READY, NULL, 0) ||
             OPAL_SUCCESS != opal_fence(false)) {
             return false;
         }
@@ -559,6 +560,14 @@ bool btl_test_case_sendi(int argc, char **argv)
                        .max_size = btl->btl_max_send_size,
                        .eager = btl->btl_eager_limit};
     if (!btl_test_control_send(partner, BTL_TEST_CTL_STREAM, &d, sizeof(d))) {
+        return false;
+    }
+    /* A transport whose sender must progress until a message is out (udp
+     * under rxd: a handshake, then acknowledgements) would keep the
+     * description from the receiver once the sender stops progressing:
+     * the burst waits until the receiver has it. */
+    btl_test_control_t ready;
+    if (!btl_test_control_recv(partner, BTL_TEST_CTL_READY, &ready)) {
         return false;
     }
     if (!has_sendi) {

@@ -262,4 +262,12 @@ OPAL_DECLSPEC void mca_base_framework_drop_component(mca_base_framework_t *frame
  * liborte has orte_frameworks[] the same way). */
 OPAL_DECLSPEC extern mca_base_framework_t *opal_frameworks[];
 
+/* The names of the code components of several frameworks share
+ * (opal/mca/common/<name>, e.g. "ofi"), NULL-terminated. Their variables
+ * are named <name>_* (ofi_provider_include) and are registered by the
+ * components that use them; each name is declared as a prefix
+ * (mca_base_var_declare_prefix) so that setting such a variable while no
+ * such component is loaded is not reported as a typo. */
+OPAL_DECLSPEC extern const char *const opal_mca_common_names[];
+
 #endif /* OPAL_MCA_BASE_MCA_BASE_FRAMEWORK_H */

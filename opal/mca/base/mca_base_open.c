@@ -90,6 +90,9 @@ int mca_base_open(void)
     for (int i = 0; NULL != opal_frameworks[i]; ++i) {
         (void) mca_base_var_declare_prefix(opal_frameworks[i]->framework_name);
     }
+    for (int i = 0; NULL != opal_mca_common_names[i]; ++i) {
+        (void) mca_base_var_declare_prefix(opal_mca_common_names[i]);
+    }
     opal_output_stream_t lds = {
         .lds_prefix = "mca: base: ",
         .lds_verbose_level = mca_base_verbose,

@@ -373,7 +373,8 @@ OPAL_DECLSPEC int mca_base_var_check_unknown(void);
  * cannot be checked here. Names under a prefix that did register (a typo
  * inside btl_sm_*) and names matching no declared prefix at all (a typo
  * of the framework itself) are reported. The framework base declares
- * every framework of the build (opal_frameworks[], orte_frameworks[])
+ * every framework of the build (opal_frameworks[], orte_frameworks[]),
+ * every common directory (opal_mca_common_names[]: "ofi" for ofi_*)
  * and "<fw>_<component>" for every component it could not load. Kept
  * until finalize. OPAL_ERR_BAD_PARAM for a prefix that is not a valid
  * name part.

@@ -132,10 +132,23 @@ static void report_unknown(opal_info_t *info, const char *what, const char *name
     free(known);
 }
 
-/* Checks the framework of --param: a framework, "mca" or "all". */
+/* Whether name is that of shared component code (opal/mca/common/<name>),
+ * whose variables (<name>_*) any framework's components may register. */
+static bool is_common_name(const char *name)
+{
+    for (size_t i = 0; NULL != opal_mca_common_names[i]; ++i) {
+        if (0 == strcmp(name, opal_mca_common_names[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Checks the framework of --param: a framework, a common name ("ofi"),
+ * "mca" or "all". */
 static bool check_param_framework(opal_info_t *info, const char *fw)
 {
-    if (0 == strcmp(fw, "all") || 0 == strcmp(fw, "mca") ||
+    if (0 == strcmp(fw, "all") || 0 == strcmp(fw, "mca") || is_common_name(fw) ||
         NULL != opal_info_find_framework(info, fw)) {
         return true;
     }
@@ -143,6 +156,9 @@ static bool check_param_framework(opal_info_t *info, const char *fw)
     size_t count = 2;
     for (size_t i = 0; NULL != info->frameworks[i] && count < MAX_KNOWN_NAMES; ++i) {
         names[count++] = info->frameworks[i]->framework_name;
+    }
+    for (size_t i = 0; NULL != opal_mca_common_names[i] && count < MAX_KNOWN_NAMES; ++i) {
+        names[count++] = opal_mca_common_names[i];
     }
     report_unknown(info, "no framework", fw, names, count);
     return false;
@@ -289,7 +305,9 @@ static void run_sections(opal_info_t *info, const opal_cmd_line_t *cmd, const se
         if (!check_param_framework(info, fw) || !check_param_component(info, fw, comp)) {
             return;
         }
-        every_framework = every_framework || 0 == strcmp(fw, "all");
+        /* Shared code's variables are registered by whichever components
+         * use it: every framework is needed to find them. */
+        every_framework = every_framework || 0 == strcmp(fw, "all") || is_common_name(fw);
     }
     for (size_t i = 0; every_framework && NULL != info->frameworks[i]; ++i) {
         (void) opal_info_register_framework(info, info->frameworks[i]);

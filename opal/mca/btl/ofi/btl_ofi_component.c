@@ -1,0 +1,318 @@
+/*
+ * btl/ofi's lifecycle: register (its variables, the standard ones and
+ * common/ofi's), open, init (choose a provider, open it, publish the
+ * address), progress, close.
+ */
+#include "opal/opal_config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_framework.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/btl/ofi/btl_ofi.h"
+#include "opal/runtime/opal_proc.h"
+#include "opal/runtime/opal_rte.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
+
+static int ofi_register(void);
+static int ofi_open(void);
+static int ofi_close(void);
+static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_threads,
+                                        bool enable_mpi_threads);
+static int ofi_progress(void);
+
+mca_btl_ofi_component_t mca_btl_ofi_component = {
+    .super =
+        {
+            .btl_version =
+                {
+                    MCA_BTL_BASE_VERSION,
+                    MCA_BASE_COMPONENT_NAME("ofi", 1, 0, 0),
+                    .mca_register_component_params = ofi_register,
+                    .mca_open_component = ofi_open,
+                    .mca_close_component = ofi_close,
+                    /* libfabric's providers install memory hooks and
+                     * threads that do not survive being unmapped and
+                     * mapped again within one process (libfabric itself
+                     * is pinned, see opal_common_ofi_pin_library). */
+                    .mca_component_flags = MCA_BASE_COMPONENT_FLAG_ALWAYS_LOADED,
+                },
+            .btl_init = ofi_init,
+            .btl_progress = ofi_progress,
+        },
+};
+
+mca_btl_ofi_module_t mca_btl_ofi_module_template;
+
+/* What every provider can do through this component; the provider's own
+ * limits narrow it at init (no FI_RMA: no put / get). */
+#define OFI_CAPABILITIES                                                                           \
+    (MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SENDI | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |            \
+     MCA_BTL_FLAGS_SEND_INPLACE)
+
+static int register_own(const char *name, const char *description, mca_base_var_type_t type,
+                        int level, void *storage)
+{
+    int index = mca_base_component_var_register(&mca_btl_ofi_component.super.btl_version, name,
+                                                description, type, NULL, MCA_BASE_VAR_FLAG_NONE,
+                                                level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+    return index < 0 ? index : OPAL_SUCCESS;
+}
+
+static int ofi_register(void)
+{
+    mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
+    opal_common_ofi_pin_library();
+    int rc = opal_common_ofi_register(&c->super.btl_version);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+
+    mca_btl_base_module_t *m = &mca_btl_ofi_module_template.super;
+    memset(&mca_btl_ofi_module_template, 0, sizeof(mca_btl_ofi_module_template));
+    m->btl_component = &c->super;
+    /* Clamped at init to what the provider allows (max_msg_size). */
+    m->btl_eager_limit = 16 * 1024;
+    m->btl_max_send_size = 256 * 1024;
+    m->btl_rdma_pipeline_send_length = 256 * 1024;
+    m->btl_rdma_pipeline_frag_size = 4 * 1024 * 1024;
+    m->btl_min_rdma_pipeline_size = 256 * 1024;
+    m->btl_put_limit = (size_t) 1 << 30;
+    m->btl_get_limit = (size_t) 1 << 30;
+    m->btl_put_alignment = 1;
+    m->btl_get_alignment = 1;
+    m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT;
+    m->btl_latency = 10;
+    m->btl_bandwidth = 10000;
+    m->btl_flags = OFI_CAPABILITIES;
+    rc = mca_btl_base_param_register(&c->super.btl_version, m);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+
+    c->multi_recv = true;
+    rc = register_own("multi_recv",
+                      "Receive into multi-receive buffers when the provider has FI_MULTI_RECV "
+                      "(false: one message per posted buffer)",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->multi_recv);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    c->recv_buffer_size = 0;
+    rc = register_own("recv_buffer_size",
+                      "Bytes of each multi-receive buffer (0: four times btl_ofi_max_send_size, "
+                      "at least 1 MiB); without FI_MULTI_RECV each buffer holds one message of "
+                      "btl_ofi_max_send_size bytes",
+                      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->recv_buffer_size);
+    if (OPAL_SUCCESS == rc) {
+        c->recv_buffers = 0;
+        rc = register_own("recv_buffers",
+                          "Receive buffers kept posted (0: 4 multi-receive buffers, or 16 "
+                          "single-message buffers without FI_MULTI_RECV)",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->recv_buffers);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->cq_size = 0;
+        rc = register_own("cq_size", "Entries of the completion queue (0: the provider's default)",
+                          MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->cq_size);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->wait_fd = true;
+        rc = register_own("wait_fd",
+                          "Give the completion queue a wait fd (when the provider has one) so "
+                          "that an idle process sleeps in opal_progress_wait until a message "
+                          "comes; false saves the provider's signalling on every completion (a "
+                          "few microseconds with tcp;ofi_rxm) and polls on a timer instead",
+                          MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &c->wait_fd);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->poll_interval_us = 1000;
+        rc = register_own("poll_interval",
+                          "Microseconds between polls of the completion queue while the process "
+                          "sleeps in opal_progress_wait, when there is no wait fd",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->poll_interval_us);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->liveness_interval_ms = 100;
+        rc =
+            register_own("liveness_interval",
+                         "Milliseconds between checks that the peers on this node still run "
+                         "(a dead peer is reported to the error callback; 0: never check)",
+                         MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->liveness_interval_ms);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->free_list_max = 1024;
+        rc = register_own("free_list_max",
+                          "Most send descriptors of each size, and RDMA operations, in flight",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->free_list_max);
+    }
+    return rc;
+}
+
+static int ofi_open(void)
+{
+    mca_btl_ofi_component.module = NULL;
+    mca_btl_ofi_component.modules[0] = NULL;
+    return OPAL_SUCCESS;
+}
+
+static int ofi_close(void)
+{
+    /* The base finalizes modules before closing; this only covers an init
+     * whose module the base never took. */
+    if (NULL != mca_btl_ofi_component.module) {
+        (void) mca_btl_ofi_finalize(&mca_btl_ofi_component.module->super);
+    }
+    return OPAL_SUCCESS;
+}
+
+/* Publishes blob under the modex key and commits it, so that peers read
+ * it without waiting for a fence. */
+static int publish(void *blob, size_t size)
+{
+    int rc = opal_modex_send(MCA_BTL_OFI_MODEX_KEY, blob, size, OPAL_MODEX_SCOPE_GLOBAL);
+    free(blob);
+    return OPAL_SUCCESS == rc ? opal_modex_commit() : rc;
+}
+
+/* Declines with the reason, which peers read in place of an address:
+ * they say why this process cannot be reached instead of waiting for it. */
+static void decline(const char *format, ...) OPAL_PRINTF_LIKE(1, 2);
+static void decline(const char *format, ...)
+{
+    char reason[256];
+    va_list ap;
+    va_start(ap, format);
+    (void) vsnprintf(reason, sizeof(reason), format, ap);
+    va_end(ap);
+    mca_base_component_decline(&mca_btl_ofi_component.super.btl_version, "%s", reason);
+    void *blob = NULL;
+    size_t size = 0;
+    if (opal_rte_installed() &&
+        OPAL_SUCCESS == opal_common_ofi_declined_pack(reason, &blob, &size)) {
+        (void) publish(blob, size);
+    }
+}
+
+static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_threads,
+                                        bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    *num_btls = 0;
+    const opal_proc_job_info_t *job = opal_proc_job_info();
+    if (NULL != job && job->size > MCA_BTL_OFI_MAX_RANKS) {
+        decline("jobs of more than %u processes are not supported (this one has %u)",
+                (unsigned) MCA_BTL_OFI_MAX_RANKS, (unsigned) job->size);
+        return NULL;
+    }
+
+    /* Every call on the domain is serialised by the module (its lock when
+     * threads are in use), so the provider need not lock. */
+    opal_common_ofi_want_t want = {
+        .ep_type = FI_EP_RDM,
+        .caps_required = FI_MSG,
+        .caps_desired = FI_RMA | (mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
+        .msg_order = FI_ORDER_SAS,
+        .cq_data_size = sizeof(uint64_t),
+        .threading = FI_THREAD_DOMAIN,
+    };
+    struct fi_info *info = NULL;
+    char *why = NULL;
+    int rc = opal_common_ofi_choose(&want, mca_btl_base_output, &info, &why);
+    if (OPAL_SUCCESS != rc) {
+        decline("%s", NULL != why ? why : opal_strerror(rc));
+        free(why);
+        return NULL;
+    }
+
+    /* The limits as the variables and the provider allow them. */
+    mca_btl_base_module_t *tmpl = &mca_btl_ofi_module_template.super;
+    uint32_t caps = OFI_CAPABILITIES;
+    if (0 == (info->caps & FI_RMA)) {
+        caps &= ~(uint32_t) MCA_BTL_FLAGS_RDMA;
+    }
+    if (0 != (info->domain_attr->mr_mode & FI_MR_LOCAL) || info->tx_attr->iov_limit < 2) {
+        /* Sending the caller's memory in place would need it registered. */
+        caps &= ~(uint32_t) MCA_BTL_FLAGS_SEND_INPLACE;
+    }
+    size_t max_msg = info->ep_attr->max_msg_size;
+    if (tmpl->btl_max_send_size > max_msg) {
+        tmpl->btl_max_send_size = max_msg;
+    }
+    if (tmpl->btl_eager_limit > max_msg) {
+        tmpl->btl_eager_limit = max_msg;
+    }
+    if (tmpl->btl_put_limit > max_msg) {
+        tmpl->btl_put_limit = max_msg;
+    }
+    if (tmpl->btl_get_limit > max_msg) {
+        tmpl->btl_get_limit = max_msg;
+    }
+    rc = mca_btl_base_param_verify(tmpl, caps);
+    if (OPAL_SUCCESS != rc) {
+        fi_freeinfo(info);
+        decline("its variables are inconsistent: %s", opal_strerror(rc));
+        return NULL;
+    }
+
+    opal_common_ofi_ctx_t ofi;
+    opal_common_ofi_ctx_attr_t attr = {
+        .cq_format = FI_CQ_FORMAT_DATA,
+        .cq_size = mca_btl_ofi_component.cq_size,
+        .want_wait_fd = mca_btl_ofi_component.wait_fd,
+        .av_type = FI_AV_TABLE,
+        .min_multi_recv = mca_btl_ofi_component.multi_recv ? tmpl->btl_max_send_size : 0,
+    };
+    rc = opal_common_ofi_ctx_open(&ofi, info, &attr, &why);
+    if (OPAL_SUCCESS != rc) {
+        decline("provider failed to initialise: %s", NULL != why ? why : opal_strerror(rc));
+        free(why);
+        return NULL;
+    }
+    mca_btl_ofi_module_t *module = NULL;
+    rc = mca_btl_ofi_module_create(&ofi, &module, &why);
+    if (OPAL_SUCCESS != rc) {
+        decline("%s", NULL != why ? why : opal_strerror(rc));
+        free(why);
+        return NULL;
+    }
+
+    /* Without a run-time environment (opal_info) there is nobody to tell
+     * the address to, and nobody to reach. */
+    if (opal_rte_installed()) {
+        void *blob = NULL;
+        size_t size = 0;
+        rc = opal_common_ofi_addr_pack(&module->ofi, &blob, &size);
+        if (OPAL_SUCCESS == rc) {
+            rc = publish(blob, size);
+        }
+        if (OPAL_SUCCESS != rc) {
+            (void) mca_btl_ofi_finalize(&module->super);
+            decline("publishing its address failed: %s", opal_strerror(rc));
+            return NULL;
+        }
+    }
+    opal_output_verbose(10, mca_btl_base_output,
+                        "ofi: %s on %s (%s): eager %zu, max send %zu, inject %zu, %s, %s, %s",
+                        module->ofi.prov_name, module->ofi.info->domain_attr->name,
+                        module->ofi.info->fabric_attr->name, module->super.btl_eager_limit,
+                        module->super.btl_max_send_size, module->inject_size,
+                        module->multi_recv ? "multi-receive" : "one message per receive",
+                        module->has_rma ? "RMA" : "no RMA",
+                        module->wait_fd_is_timer ? "polled on a timer" : "wait fd");
+    mca_btl_ofi_component.module = module;
+    mca_btl_ofi_component.modules[0] = &module->super;
+    *num_btls = 1;
+    return mca_btl_ofi_component.modules;
+}
+
+static int ofi_progress(void)
+{
+    mca_btl_ofi_module_t *module = mca_btl_ofi_component.module;
+    return NULL != module ? mca_btl_ofi_module_progress(module) : 0;
+}

@@ -1,0 +1,243 @@
+/*
+ * Endpoints: a peer's address read from the modex, checked and inserted
+ * into the address vector; a peer's failure and what it does to the
+ * operations in flight; the liveness of peers on this node.
+ */
+#include "opal/opal_config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/btl/ofi/btl_ofi.h"
+#include "opal/runtime/opal_rte.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
+#include "opal/util/opal_timer.h"
+
+const char *mca_btl_ofi_peer_name(const mca_btl_ofi_endpoint_t *ep)
+{
+    static _Thread_local char name[96];
+    if (NULL != ep->proc && NULL != ep->proc->proc_hostname) {
+        snprintf(name, sizeof(name), "rank %u (on %s)", ep->rank, ep->proc->proc_hostname);
+    } else {
+        snprintf(name, sizeof(name), "rank %u", ep->rank);
+    }
+    return name;
+}
+
+/* Whether the provider reaches only processes of this node. */
+static bool node_local_provider(const mca_btl_ofi_module_t *module)
+{
+    const struct fi_info *info = module->ofi.info;
+    uint64_t caps = info->caps | info->domain_attr->caps;
+    if (0 != (caps & FI_LOCAL_COMM) && 0 == (caps & FI_REMOTE_COMM)) {
+        return true;
+    }
+    /* shm does not always say so in its capabilities. */
+    return opal_common_ofi_provider_listed("shm", module->ofi.prov_name, NULL);
+}
+
+/* Why a peer cannot be reached; cut at the reason's size. */
+static void reason(mca_btl_base_reason_t *why, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
+static void reason(mca_btl_base_reason_t *why, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    (void) vsnprintf(why->text, sizeof(why->text), format, ap);
+    va_end(ap);
+}
+
+mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, uint32_t rank,
+                                                 mca_btl_base_reason_t *why)
+{
+    if (rank >= module->job_size) {
+        reason(why, "rank %u is outside the job (%u processes)", rank, module->job_size);
+        return NULL;
+    }
+    mca_btl_ofi_endpoint_t *ep = module->endpoints[rank];
+    if (NULL != ep) {
+        if (ep->failed) {
+            reason(why, "rank %u failed earlier", rank);
+            return NULL;
+        }
+        return ep;
+    }
+    opal_proc_t *proc = NULL;
+    int rc = opal_proc_for_rank(rank, &proc);
+    if (OPAL_SUCCESS != rc) {
+        reason(why, "rank %u is unknown to the runtime: %s", rank, opal_strerror(rc));
+        return NULL;
+    }
+    const opal_proc_job_info_t *job = opal_proc_job_info();
+    void *blob = NULL;
+    size_t size = 0;
+    rc = opal_modex_recv(rank, MCA_BTL_OFI_MODEX_KEY, &blob, &size,
+                         NULL != job ? job->lookup_timeout_ns : OPAL_MODEX_WAIT_FOREVER);
+    if (OPAL_SUCCESS != rc) {
+        reason(why, "rank %u published no ofi address (its btl/ofi did not run): %s", rank,
+               opal_strerror(rc));
+        return NULL;
+    }
+    opal_common_ofi_peer_addr_t addr;
+    char detail[160];
+    if (opal_common_ofi_declined_unpack(blob, size, detail, sizeof(detail))) {
+        reason(why, "rank %u's btl/ofi did not run: %s", rank, detail);
+        free(blob);
+        return NULL;
+    }
+    rc = opal_common_ofi_addr_unpack(&module->ofi, blob, size, &addr, detail, sizeof(detail));
+    if (OPAL_ERR_BAD_VALUE == rc) {
+        /* A peer's data is broken: an error in its own right, not only a
+         * reason this module does not reach it. */
+        opal_output(0, "btl/ofi (%s): rank %u published a malformed address (modex key %s): %s",
+                    module->ofi.prov_name, rank, MCA_BTL_OFI_MODEX_KEY, detail);
+        reason(why, "rank %u published a malformed address: %s", rank, detail);
+        free(blob);
+        return NULL;
+    }
+    if (OPAL_SUCCESS != rc) {
+        reason(why, "rank %u cannot be reached: %s", rank, detail);
+        free(blob);
+        return NULL;
+    }
+    bool same_node = 0 != (proc->proc_locality & OPAL_PROC_ON_NODE);
+    if (!same_node && node_local_provider(module)) {
+        reason(why, "%s reaches only this node, rank %u runs on %s", module->ofi.prov_name, rank,
+               NULL != proc->proc_hostname ? proc->proc_hostname : "another node");
+        free(blob);
+        return NULL;
+    }
+    fi_addr_t fi_addr;
+    rc = opal_common_ofi_av_insert(&module->ofi, &addr, &fi_addr, detail, sizeof(detail));
+    pid_t pid = (pid_t) addr.pid;
+    free(blob);
+    if (OPAL_SUCCESS != rc) {
+        reason(why, "rank %u: %s", rank, detail);
+        return NULL;
+    }
+    ep = calloc(1, sizeof(*ep));
+    if (NULL == ep) {
+        reason(why, "out of memory");
+        return NULL;
+    }
+    ep->module = module;
+    OBJ_RETAIN(proc);
+    ep->proc = proc;
+    ep->rank = rank;
+    ep->fi_addr = fi_addr;
+    /* A pid means something only on this node; this process is not
+     * checked on. */
+    ep->pid = same_node && rank != module->my_rank ? pid : 0;
+    OBJ_CONSTRUCT(&ep->held, opal_list_t);
+    OBJ_CONSTRUCT(&ep->outstanding, opal_list_t);
+    module->endpoints[rank] = ep;
+    return ep;
+}
+
+/* Frees what an outstanding list item is, at module finalize (the
+ * endpoint is closed: the provider holds nothing any more). */
+static void release_outstanding(mca_btl_ofi_module_t *module, opal_list_item_t *item)
+{
+    if (OBJ_CLASS(mca_btl_ofi_frag_t) == item->super.obj_class) {
+        mca_btl_ofi_frag_t *frag = (mca_btl_ofi_frag_t *) item;
+        bool caller_owns = 0 == (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) &&
+                           0 == (frag->state & MCA_BTL_OFI_OP_FREED);
+        frag->state = 0;
+        if (!caller_owns) {
+            mca_btl_ofi_frag_release(frag);
+        }
+    } else {
+        opal_free_list_return(&module->rdma_ops, (opal_free_list_item_t *) item);
+    }
+}
+
+void mca_btl_ofi_endpoints_release(mca_btl_ofi_module_t *module)
+{
+    opal_list_item_t *item;
+    for (uint32_t r = 0; r < module->job_size; ++r) {
+        mca_btl_ofi_endpoint_t *ep = module->endpoints[r];
+        if (NULL == ep) {
+            continue;
+        }
+        while (NULL != (item = opal_list_remove_first(&ep->outstanding))) {
+            release_outstanding(module, item);
+        }
+        mca_btl_ofi_recv_drop_held(module, ep);
+        OBJ_DESTRUCT(&ep->outstanding);
+        OBJ_DESTRUCT(&ep->held);
+        OBJ_RELEASE(ep->proc);
+        free(ep);
+        module->endpoints[r] = NULL;
+    }
+    while (NULL != (item = opal_list_remove_first(&module->abandoned))) {
+        release_outstanding(module, item);
+    }
+}
+
+void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
+                             const char *what)
+{
+    if (ep->failed) {
+        return;
+    }
+    ep->failed = true;
+    char info[512];
+    snprintf(info, sizeof(info), "btl/ofi (%s): %s failed: %s", module->ofi.prov_name,
+             mca_btl_ofi_peer_name(ep), what);
+    if (NULL != module->error_cb) {
+        module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
+    } else {
+        opal_output(0, "%s", info);
+    }
+    /* What was in flight to it is called back now with the error; the
+     * provider gives the memory back later (or never, until the endpoint
+     * closes), so the operations wait on the module's abandoned list. */
+    opal_list_item_t *item;
+    while (NULL != (item = opal_list_remove_first(&ep->outstanding))) {
+        opal_list_append(&module->abandoned, item);
+        if (OBJ_CLASS(mca_btl_ofi_frag_t) == item->super.obj_class) {
+            mca_btl_ofi_frag_t *frag = (mca_btl_ofi_frag_t *) item;
+            frag->state |= MCA_BTL_OFI_OP_ABANDONED;
+            if (NULL != frag->base.des_cbfunc) {
+                frag->base.des_cbfunc(&module->super, ep, &frag->base, OPAL_ERR_UNREACH);
+            }
+        } else {
+            mca_btl_ofi_rdma_op_t *op = (mca_btl_ofi_rdma_op_t *) item;
+            op->state |= MCA_BTL_OFI_OP_ABANDONED;
+            --ep->rdma_outstanding;
+            --module->rdma_outstanding;
+            op->cbfunc(&module->super, ep, op->local_address, op->local_handle, op->cbcontext,
+                       op->cbdata, OPAL_ERR_UNREACH);
+        }
+    }
+    ep->posted = 0;
+    mca_btl_ofi_recv_drop_held(module, ep);
+}
+
+void mca_btl_ofi_liveness_check(mca_btl_ofi_module_t *module)
+{
+    unsigned interval_ms = mca_btl_ofi_component.liveness_interval_ms;
+    if (0 == interval_ms) {
+        return;
+    }
+    uint64_t now = opal_timer_ns();
+    if (now < module->next_liveness_ns) {
+        return;
+    }
+    module->next_liveness_ns = now + (uint64_t) interval_ms * 1000000u;
+    for (uint32_t r = 0; r < module->job_size; ++r) {
+        mca_btl_ofi_endpoint_t *ep = module->endpoints[r];
+        if (NULL == ep || 0 == ep->pid || ep->failed) {
+            continue;
+        }
+        if (0 != kill(ep->pid, 0) && ESRCH == errno) {
+            char what[96];
+            snprintf(what, sizeof(what), "its process (pid %d) is gone", (int) ep->pid);
+            mca_btl_ofi_peer_failed(module, ep, what);
+        }
+    }
+}

@@ -1,0 +1,328 @@
+/*
+ * Receives: buffers kept posted, messages delivered in each peer's order.
+ *
+ * With FI_MULTI_RECV a few large buffers take many messages each; the
+ * provider releases a buffer (FI_MULTI_RECV on a completion) once less
+ * than btl_max_send_size is left in it, and it is posted again as soon as
+ * none of its messages is held. Without it, each buffer takes one message
+ * of up to btl_max_send_size bytes.
+ *
+ * Everything a message carries is checked before use: the sender's rank
+ * (inside the job), its sequence number (not one already delivered), its
+ * length (at most btl_max_send_size). A message that fails is dropped
+ * with a report naming the sender; it never reaches a callback.
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/btl/ofi/btl_ofi.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
+
+static void held_construct(mca_btl_ofi_held_t *held)
+{
+    held->seq = 0;
+    held->tag = 0;
+    held->data = NULL;
+    held->len = 0;
+    held->buf = NULL;
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_ofi_held_t, opal_free_list_item_t, held_construct, NULL);
+
+/* Posts one buffer; caller holds the lock. */
+static int post(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
+{
+    ssize_t rc;
+    if (module->multi_recv) {
+        struct iovec iov = {.iov_base = buf->base, .iov_len = buf->size};
+        void *desc = buf->desc;
+        struct fi_msg msg = {
+            .msg_iov = &iov,
+            .desc = &desc,
+            .iov_count = 1,
+            .addr = FI_ADDR_UNSPEC,
+            .context = &buf->ctx.fi,
+        };
+        rc = fi_recvmsg(module->ofi.ep, &msg, FI_MULTI_RECV);
+    } else {
+        rc = fi_recv(module->ofi.ep, buf->base, buf->size, buf->desc, FI_ADDR_UNSPEC, &buf->ctx.fi);
+    }
+    if (OPAL_LIKELY(0 == rc)) {
+        buf->posted = true;
+        buf->returned = false;
+        return OPAL_SUCCESS;
+    }
+    if (-FI_EAGAIN == rc) {
+        /* The receive queue is full for now: progress posts it later. */
+        module->repost_pending = true;
+        return OPAL_SUCCESS;
+    }
+    opal_common_ofi_error("btl/ofi", &module->ofi, "posting a receive buffer", NULL, rc);
+    return OPAL_ERR_OUT_OF_RESOURCE;
+}
+
+static void maybe_repost(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
+{
+    if (buf->returned && !buf->posted && 0 == buf->held && NULL != module->ofi.ep) {
+        (void) post(module, buf);
+    }
+}
+
+int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
+{
+    const mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
+    size_t max_send = module->super.btl_max_send_size;
+    size_t size, count;
+    if (module->multi_recv) {
+        size = c->recv_buffer_size;
+        if (0 == size) {
+            size = 4 * max_send > (size_t) 1 << 20 ? 4 * max_send : (size_t) 1 << 20;
+        }
+        /* A buffer must take at least two messages to be worth it. */
+        if (size < 2 * max_send) {
+            size = 2 * max_send;
+        }
+        count = 0 != c->recv_buffers ? c->recv_buffers : 4;
+    } else {
+        size = max_send > 0 ? max_send : 1;
+        count = 0 != c->recv_buffers ? c->recv_buffers : 16;
+    }
+    /* Whole cache lines per buffer. */
+    size = (size + OPAL_CACHE_LINE_SIZE - 1) & ~(size_t) (OPAL_CACHE_LINE_SIZE - 1);
+    if (0 != posix_memalign((void **) &module->recv_mem, 4096, size * count)) {
+        module->recv_mem = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    module->recv_bufs = calloc(count, sizeof(*module->recv_bufs));
+    if (NULL == module->recv_bufs) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    module->recv_buf_count = count;
+    void *desc = NULL;
+    if (opal_common_ofi_needs_local_mr(&module->ofi)) {
+        int rc = opal_common_ofi_mr_register(&module->ofi, module->recv_mem, size * count, FI_RECV,
+                                             &module->recv_mr);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+        desc = module->recv_mr.desc;
+    }
+    for (size_t i = 0; i < count; ++i) {
+        mca_btl_ofi_recv_buf_t *buf = &module->recv_bufs[i];
+        buf->ctx.kind = MCA_BTL_OFI_CTX_RECV;
+        buf->base = module->recv_mem + i * size;
+        buf->size = size;
+        buf->desc = desc;
+        buf->returned = true;
+        int rc = post(module, buf);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_ofi_recv_repost(mca_btl_ofi_module_t *module)
+{
+    module->repost_pending = false;
+    for (size_t i = 0; i < module->recv_buf_count; ++i) {
+        maybe_repost(module, &module->recv_bufs[i]);
+    }
+}
+
+void mca_btl_ofi_recv_release(mca_btl_ofi_module_t *module)
+{
+    opal_common_ofi_mr_deregister(&module->recv_mr);
+    free(module->recv_bufs);
+    module->recv_bufs = NULL;
+    module->recv_buf_count = 0;
+    free(module->recv_mem);
+    module->recv_mem = NULL;
+}
+
+static inline void deliver(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
+                           mca_btl_base_tag_t tag, uint8_t *data, size_t len)
+{
+    mca_btl_base_segment_t seg = {.seg_addr = data, .seg_len = len};
+    mca_btl_base_receive_descriptor_t desc = {
+        .endpoint = ep,
+        .proc = ep->proc,
+        .des_segments = &seg,
+        .des_segment_count = 1,
+        .tag = tag,
+    };
+    mca_btl_base_am_dispatch(&module->super, &desc);
+}
+
+/* Delivers the held messages whose turn has come. */
+static void deliver_held(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep)
+{
+    while (!opal_list_is_empty(&ep->held) && !ep->failed) {
+        mca_btl_ofi_held_t *held = (mca_btl_ofi_held_t *) opal_list_get_first(&ep->held);
+        if (held->seq != ep->recv_seq) {
+            return;
+        }
+        opal_list_remove_item(&ep->held, &held->super.super);
+        ++ep->recv_seq;
+        deliver(module, ep, held->tag, held->data, held->len);
+        mca_btl_ofi_recv_buf_t *buf = held->buf;
+        opal_free_list_return(&module->held, &held->super);
+        --buf->held;
+        maybe_repost(module, buf);
+    }
+}
+
+/* Keeps an early message where it landed until its predecessors came;
+ * the list stays sorted by sequence number. */
+static void hold(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep, uint32_t seq,
+                 mca_btl_base_tag_t tag, uint8_t *data, size_t len, mca_btl_ofi_recv_buf_t *buf)
+{
+    mca_btl_ofi_held_t *held = (mca_btl_ofi_held_t *) opal_free_list_get(&module->held);
+    if (OPAL_UNLIKELY(NULL == held)) {
+        opal_output(0, "btl/ofi (%s): no memory to hold an early message from %s: dropped",
+                    module->ofi.prov_name, mca_btl_ofi_peer_name(ep));
+        return;
+    }
+    held->seq = seq;
+    held->tag = tag;
+    held->data = data;
+    held->len = len;
+    held->buf = buf;
+    ++buf->held;
+    mca_btl_ofi_held_t *next;
+    OPAL_LIST_FOREACH (next, &ep->held, mca_btl_ofi_held_t) {
+        if ((int32_t) (seq - next->seq) < 0) {
+            opal_list_insert_pos(&ep->held, &next->super.super, &held->super.super);
+            return;
+        }
+    }
+    opal_list_append(&ep->held, &held->super.super);
+}
+
+void mca_btl_ofi_recv_drop_held(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep)
+{
+    opal_list_item_t *item;
+    while (NULL != (item = opal_list_remove_first(&ep->held))) {
+        mca_btl_ofi_held_t *held = (mca_btl_ofi_held_t *) item;
+        mca_btl_ofi_recv_buf_t *buf = held->buf;
+        opal_free_list_return(&module->held, &held->super);
+        --buf->held;
+        maybe_repost(module, buf);
+    }
+}
+
+/* One message: checked, then delivered or held. */
+static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
+                    const struct fi_cq_data_entry *entry, uint8_t *data)
+{
+    mca_btl_base_tag_t tag = (mca_btl_base_tag_t) (entry->data & 0xffu);
+    uint32_t rank =
+        (uint32_t) ((entry->data >> MCA_BTL_OFI_DATA_TAG_BITS) & (MCA_BTL_OFI_MAX_RANKS - 1));
+    uint32_t seq = (uint32_t) (entry->data >> 32);
+    if (OPAL_UNLIKELY(0 == (entry->flags & FI_REMOTE_CQ_DATA) || rank >= module->job_size)) {
+        if (!module->reported_stray) {
+            module->reported_stray = true;
+            opal_output(0,
+                        "btl/ofi (%s): dropped a message of %zu bytes %s (this job has %u "
+                        "processes); further ones are dropped silently",
+                        module->ofi.prov_name, entry->len,
+                        0 == (entry->flags & FI_REMOTE_CQ_DATA) ? "without a sender"
+                                                                : "from outside this job",
+                        module->job_size);
+        }
+        return;
+    }
+    mca_btl_ofi_endpoint_t *ep = module->endpoints[rank];
+    if (OPAL_UNLIKELY(NULL == ep)) {
+        /* A peer that added this process before this process added it. */
+        mca_btl_base_reason_t why = {.text = ""};
+        ep = mca_btl_ofi_endpoint_get(module, rank, &why);
+        if (NULL == ep) {
+            opal_output(0, "btl/ofi (%s): dropped a message from rank %u: %s",
+                        module->ofi.prov_name, rank, why.text);
+            return;
+        }
+    }
+    if (OPAL_UNLIKELY(ep->failed)) {
+        return;
+    }
+    if (OPAL_UNLIKELY(entry->len > module->super.btl_max_send_size)) {
+        opal_output(0,
+                    "btl/ofi (%s): %s sent a message of %zu bytes, more than the %zu allowed: "
+                    "dropped",
+                    module->ofi.prov_name, mca_btl_ofi_peer_name(ep), entry->len,
+                    module->super.btl_max_send_size);
+        return;
+    }
+    if (OPAL_LIKELY(seq == ep->recv_seq)) {
+        ++ep->recv_seq;
+        deliver(module, ep, tag, data, entry->len);
+        if (OPAL_UNLIKELY(!opal_list_is_empty(&ep->held))) {
+            deliver_held(module, ep);
+        }
+    } else if ((int32_t) (seq - ep->recv_seq) > 0) {
+        hold(module, ep, seq, tag, data, entry->len, buf);
+    } else {
+        opal_output(0,
+                    "btl/ofi (%s): %s sent message number %u again (next expected: %u): "
+                    "dropped",
+                    module->ofi.prov_name, mca_btl_ofi_peer_name(ep), seq, ep->recv_seq);
+    }
+}
+
+void mca_btl_ofi_recv_complete(mca_btl_ofi_module_t *module, const struct fi_cq_data_entry *entry)
+{
+    mca_btl_ofi_recv_buf_t *buf =
+        (mca_btl_ofi_recv_buf_t *) ((char *) entry->op_context -
+                                    offsetof(mca_btl_ofi_recv_buf_t, ctx));
+    /* A multi-receive buffer's release may come alone (no message). */
+    if (0 != (entry->flags & (FI_REMOTE_CQ_DATA)) || 0 != entry->len) {
+        uint8_t *data = module->multi_recv ? entry->buf : buf->base;
+        if (OPAL_UNLIKELY(NULL == data || data < buf->base ||
+                          data + entry->len > buf->base + buf->size)) {
+            opal_output(0,
+                        "btl/ofi (%s): a message of %zu bytes was placed outside its "
+                        "receive buffer: dropped",
+                        module->ofi.prov_name, entry->len);
+        } else {
+            message(module, buf, entry, data);
+        }
+    }
+    if (!module->multi_recv || 0 != (entry->flags & FI_MULTI_RECV)) {
+        buf->posted = false;
+        buf->returned = true;
+        maybe_repost(module, buf);
+    }
+}
+
+void mca_btl_ofi_recv_error(mca_btl_ofi_module_t *module, const struct fi_cq_err_entry *entry,
+                            const char *text)
+{
+    mca_btl_ofi_recv_buf_t *buf =
+        (mca_btl_ofi_recv_buf_t *) ((char *) entry->op_context -
+                                    offsetof(mca_btl_ofi_recv_buf_t, ctx));
+    if (FI_ECANCELED == entry->err) {
+        /* The endpoint is closing. */
+        buf->posted = false;
+        return;
+    }
+    if (0 != (entry->flags & FI_REMOTE_CQ_DATA)) {
+        uint32_t rank =
+            (uint32_t) ((entry->data >> MCA_BTL_OFI_DATA_TAG_BITS) & (MCA_BTL_OFI_MAX_RANKS - 1));
+        opal_output(0,
+                    "btl/ofi (%s): a message from rank %u (%zu bytes, %zu more than fitted) "
+                    "could not be received: %s",
+                    module->ofi.prov_name, rank, entry->len, entry->olen, text);
+    } else {
+        opal_output(0, "btl/ofi (%s): a receive failed: %s", module->ofi.prov_name, text);
+    }
+    if (!module->multi_recv || 0 != (entry->flags & FI_MULTI_RECV)) {
+        buf->posted = false;
+        buf->returned = true;
+        maybe_repost(module, buf);
+    }
+}

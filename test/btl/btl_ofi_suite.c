@@ -1,0 +1,108 @@
+/*
+ * The btl test suite over btl/ofi on one libfabric provider: every
+ * generic case (sizes, tags, order, sendi, rdma, all-to-all, self, a
+ * killed peer) with `--mca btl self,ofi --mca ofi_provider_include P`,
+ * ofi carrying everything between ranks.
+ *
+ * Built once per provider (BTL_OFI_PROVIDER, BTL_OFI_SUITE_NAME, and
+ * BTL_OFI_SLOW_PROVIDER for one that needs lighter cases). Whether
+ * libfabric runs the provider here is asked at run time (fi_getinfo for
+ * reliable datagram messages with that provider name); when it does not,
+ * the program says why and exits 77, which make check counts as SKIP,
+ * not as a pass.
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+#include "test/btl/btl_test_suite.h"
+
+#ifndef BTL_OFI_PROVIDER
+#error "BTL_OFI_PROVIDER names the provider this suite runs on"
+#endif
+
+#define SKIP_STATUS 77
+
+#if BTL_OFI_SLOW_PROVIDER
+/* udp;ofi_rxd moves ~1.5 KB datagrams under a window of acknowledgements
+ * driven by both sides' progress: eight oversubscribed ranks exchanging
+ * 256 KiB messages take minutes on two cores. Smaller messages and four
+ * ranks test the same paths in seconds. */
+static const char *const mca_args[] = {"--mca", "ofi_provider_include",  BTL_OFI_PROVIDER,
+                                       "--mca", "btl_ofi_max_send_size", "65536",
+                                       NULL};
+#define ALLTOALL_NP 4
+#else
+static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_PROVIDER, NULL};
+#define ALLTOALL_NP 0
+#endif
+
+static const btl_suite_t ofi_suite = {
+    .name = BTL_OFI_SUITE_NAME,
+    .btl = "self,ofi",
+    .mca_args = mca_args,
+    .cases = BTL_SUITE_ALL,
+    .between_ranks = "ofi",
+    .alltoall_np = ALLTOALL_NP,
+};
+
+/* NULL when libfabric offers the provider for reliable datagram messages
+ * here; else why not (static storage). */
+static const char *provider_missing(void)
+{
+    static char why[256];
+    struct fi_info *hints = fi_allocinfo(), *info = NULL;
+    if (NULL == hints) {
+        return "fi_allocinfo failed";
+    }
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG;
+    hints->fabric_attr->prov_name = strdup(BTL_OFI_PROVIDER);
+    int rc =
+        fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &info);
+    fi_freeinfo(hints);
+    if (0 == rc) {
+        fi_freeinfo(info);
+        return NULL;
+    }
+    snprintf(why, sizeof(why), "fi_getinfo finds no %s provider for FI_EP_RDM messages: %s",
+             BTL_OFI_PROVIDER, fi_strerror(-rc));
+    return why;
+}
+
+/* The provider every run used, as the rank program reports it through
+ * btl_base_verbose: a fallback to another provider would not test this
+ * one. */
+START_TEST(runs_use_the_provider_asked_for)
+{
+    const char *args[] = {"tags", NULL};
+    const char *extra[] = {"--mca", "btl_base_verbose", "10", NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, "self,ofi", mca_args, extra, 2, args);
+    btl_suite_expect_ok(&run, 2, "tags", "ofi");
+    char needle[128];
+    snprintf(needle, sizeof(needle), "ofi: using %s,", BTL_OFI_PROVIDER);
+    if (!btl_suite_has(run.err, needle)) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl/ofi did not say it uses %s", BTL_OFI_PROVIDER);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+int main(void)
+{
+    const char *missing = provider_missing();
+    if (NULL != missing) {
+        printf("%s: not run here: %s\n", BTL_OFI_SUITE_NAME, missing);
+        return SKIP_STATUS;
+    }
+    Suite *s = btl_suite_create(&ofi_suite);
+    OPAL_TEST_ADD(s, runs_use_the_provider_asked_for);
+    return btl_suite_main(s);
+}
