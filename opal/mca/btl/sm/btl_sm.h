@@ -362,6 +362,8 @@ int mca_btl_sm_send_progress(void);
 
 /* btl_sm_recv.c */
 int mca_btl_sm_component_progress(void);
+/* True when a message is waiting in the FIFO or a fast box (looks only). */
+bool mca_btl_sm_recv_pending(void);
 
 /* btl_sm_rdma.c */
 mca_btl_base_registration_handle_t *mca_btl_sm_register_mem(mca_btl_base_module_t *btl,
@@ -420,9 +422,7 @@ void mca_btl_sm_wake_fini(void);
 void mca_btl_sm_wake_connect(mca_btl_sm_endpoint_t *ep, int32_t peer_fd);
 /* After a post to ep: wakes it when it may be asleep. */
 static inline void sm_wake_peer(mca_btl_sm_endpoint_t *ep);
-/* At the end of an idle progress pass: says this process may sleep.
- * True when the caller must look for messages once more (it just armed). */
-bool mca_btl_sm_wake_arm(void);
+/* After a progress pass that found work: a sleeper is awake again. */
 void mca_btl_sm_wake_disarm(void);
 void mca_btl_sm_wake_peer_slow(mca_btl_sm_endpoint_t *ep);
 

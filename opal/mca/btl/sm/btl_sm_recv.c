@@ -254,6 +254,23 @@ static inline int poll_all(void)
     return events + poll_fifo();
 }
 
+bool mca_btl_sm_recv_pending(void)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    sm_fbox_msg_t msg;
+    for (uint32_t i = 0; i < sm->fbox_in_count; ++i) {
+        mca_btl_sm_endpoint_t *ep = sm->fbox_in_eps[i];
+        if (SM_EP_FAILED != ep->state && 0 != sm_fbox_peek(&ep->fbox_in, &msg)) {
+            return true;
+        }
+    }
+    /* Acquire pairs with the producers' release CAS, as in a pop. */
+    uint64_t word =
+        atomic_load_explicit(&sm->fifo.slots[sm->fifo.head & sm->fifo.mask], memory_order_acquire);
+    return sm_fifo_slot_word(sm->fifo.head, 0) == (word & ~SM_FIFO_VALUE_MASK) &&
+           0 != (word & SM_FIFO_VALUE_MASK);
+}
+
 int mca_btl_sm_component_progress(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
@@ -267,16 +284,8 @@ int mca_btl_sm_component_progress(void)
     if (OPAL_UNLIKELY(atomic_load_explicit(&sm->drops_pending, memory_order_acquire))) {
         events += mca_btl_sm_endpoint_process_drops();
     }
-    if (OPAL_UNLIKELY(mca_btl_sm_params.blocking)) {
-        if (0 == events) {
-            /* Armed: a peer posting from now on wakes us. What was posted
-             * before may have missed the flag: look once more. */
-            if (mca_btl_sm_wake_arm()) {
-                events += poll_all();
-            }
-        } else {
-            mca_btl_sm_wake_disarm();
-        }
+    if (OPAL_UNLIKELY(mca_btl_sm_params.blocking) && 0 != events) {
+        mca_btl_sm_wake_disarm();
     }
     return events;
 }

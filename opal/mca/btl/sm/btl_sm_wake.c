@@ -2,21 +2,22 @@
  * btl/sm's blocking mode (btl_sm_blocking): an idle process sleeps in
  * opal_progress_wait until a peer posts to it.
  *
- * Each process has an eventfd registered with the progress engine. Each
- * peer gets its own copy of it with pidfd_getfd (which needs the same
+ * Each process has an eventfd registered with the progress engine, with
+ * an arm hook the engine calls just before it would sleep. Each peer gets
+ * its own copy of the eventfd with pidfd_getfd (which needs the same
  * permission as CMA). The handshake is the classic store-fence-load on
  * both sides, so that no post is missed:
- *   receiver, idle:  armed = 1; fence; look at its FIFO and fast boxes
- *   sender:          publish the message; fence; if armed, clear it and
- *                    write the receiver's eventfd
- * Either the receiver's second look finds the message, or the sender
- * finds the flag and wakes it. A process sleeps only once every local
- * peer has tried to get its eventfd (a count in its segment, bumped after
- * the try) and none failed; until then, and for good when one failed
- * (it says so in the segment), its eventfd stays readable so that
- * opal_progress_wait spins instead of sleeping, with a notice at
- * verbosity. The engine always progresses after the fd callbacks, so a
- * wake-up drained there is never lost.
+ *   receiver, arming:  armed = 1; fence; anything in its FIFO or fast
+ *                      boxes? then do not sleep
+ *   sender:            publish the message; fence; if armed, clear it and
+ *                      write the receiver's eventfd
+ * Either the receiver's look finds the message, or the sender finds the
+ * flag and wakes it. A busy loop of opal_progress() never arms, so it
+ * pays nothing. A process sleeps only once every local peer has tried to
+ * get its eventfd (a count in its segment, bumped after the try) and none
+ * failed; until then, and for good when one failed (it says so in the
+ * segment), the arm hook refuses the sleep: opal_progress_wait spins,
+ * with a notice at verbosity.
  *
  * Without blocking mode the eventfd is registered too and kept readable,
  * so that a caller of opal_progress_wait spins through sm instead of
@@ -51,8 +52,8 @@ static int wake_cb(int fd, uint32_t events, void *context)
         while (read(fd, &value, sizeof(value)) < 0 && EINTR == errno) {
         }
     }
-    /* The engine progresses after its fd callbacks. */
-    return 0;
+    /* After a refused arm the engine does not progress by itself. */
+    return mca_btl_sm_component_progress();
 }
 
 static int pidfd_cb(int fd, uint32_t events, void *context)
@@ -63,6 +64,46 @@ static int pidfd_cb(int fd, uint32_t events, void *context)
     return mca_btl_sm_endpoint_check_peers();
 }
 
+/* Whether this process may sleep now; decided once for good. */
+static bool sleep_allowed(void)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    if (OPAL_LIKELY(sm->wake_sleep_ok) || sm->wake_never_sleep) {
+        return sm->wake_sleep_ok;
+    }
+    sm_seg_header_t *hdr = sm->seg_hdr;
+    /* Acquire pairs with the peers' release increments. */
+    uint32_t ready = atomic_load_explicit(&hdr->wake_ready, memory_order_acquire);
+    if (0 != atomic_load_explicit(&hdr->wake_unreachable, memory_order_relaxed)) {
+        sm->wake_never_sleep = true;
+        SM_VERBOSE(1, "btl sm: a peer cannot wake rank %u: it spins instead of sleeping",
+                   sm->my_rank);
+        return false;
+    }
+    /* The eventfd is still readable from init: the next wait drains it
+     * (wake_cb) and progresses, then sleeps. */
+    sm->wake_sleep_ok = ready + 1 >= sm->local_size;
+    return sm->wake_sleep_ok;
+}
+
+/* The engine's arm hook: OPAL_SUCCESS when it may sleep (a post will
+ * write the eventfd), OPAL_ERR_RESOURCE_BUSY when not (work is waiting,
+ * or a peer could not wake us). */
+static int wake_arm(int fd, void *context)
+{
+    (void) fd;
+    (void) context;
+    sm_seg_header_t *hdr = mca_btl_sm.seg_hdr;
+    if (!sleep_allowed()) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    atomic_store_explicit(&hdr->wake_armed, 1, memory_order_relaxed);
+    /* Pairs with the sender's fence between its post and its load of
+     * wake_armed. */
+    atomic_thread_fence(memory_order_seq_cst);
+    return mca_btl_sm_recv_pending() ? OPAL_ERR_RESOURCE_BUSY : OPAL_SUCCESS;
+}
+
 int mca_btl_sm_wake_init(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
@@ -71,11 +112,16 @@ int mca_btl_sm_wake_init(void)
         opal_output(0, "btl sm: cannot create an eventfd: %s", strerror(errno));
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    /* Readable until sleeping is allowed (blocking mode, every peer able
-     * to wake us): opal_progress_wait never sleeps through a message. */
     sm->wake_sleep_ok = false;
-    wake_write(sm->wake_fd);
-    int rc = opal_progress_fd_register(sm->wake_fd, wake_cb, NULL);
+    int rc;
+    if (mca_btl_sm_params.blocking) {
+        rc = opal_progress_fd_register_armed(sm->wake_fd, wake_cb, wake_arm, NULL);
+    } else {
+        /* Always readable: opal_progress_wait never sleeps through a
+         * message. */
+        wake_write(sm->wake_fd);
+        rc = opal_progress_fd_register(sm->wake_fd, wake_cb, NULL);
+    }
     if (OPAL_SUCCESS != rc) {
         opal_output(0, "btl sm: cannot watch its eventfd: %s", opal_strerror(rc));
         close(sm->wake_fd);
@@ -121,45 +167,6 @@ void mca_btl_sm_wake_connect(mca_btl_sm_endpoint_t *ep, int32_t peer_fd)
     if (ep->pidfd >= 0) {
         (void) opal_progress_fd_register(ep->pidfd, pidfd_cb, NULL);
     }
-}
-
-/* Whether this process may sleep now; decided once for good. */
-static bool sleep_allowed(void)
-{
-    mca_btl_sm_module_t *sm = &mca_btl_sm;
-    if (OPAL_LIKELY(sm->wake_sleep_ok) || sm->wake_never_sleep) {
-        return sm->wake_sleep_ok;
-    }
-    sm_seg_header_t *hdr = sm->seg_hdr;
-    /* Acquire pairs with the peers' release increments. */
-    uint32_t ready = atomic_load_explicit(&hdr->wake_ready, memory_order_acquire);
-    if (0 != atomic_load_explicit(&hdr->wake_unreachable, memory_order_relaxed)) {
-        sm->wake_never_sleep = true;
-        SM_VERBOSE(1, "btl sm: a peer cannot wake rank %u: it spins instead of sleeping",
-                   sm->my_rank);
-        return false;
-    }
-    /* The eventfd is still readable from init: the next wait drains it
-     * (wake_cb) and progresses, then sleeps. */
-    sm->wake_sleep_ok = ready + 1 >= sm->local_size;
-    return sm->wake_sleep_ok;
-}
-
-bool mca_btl_sm_wake_arm(void)
-{
-    sm_seg_header_t *hdr = mca_btl_sm.seg_hdr;
-    if (!sleep_allowed()) {
-        return false;
-    }
-    /* Still armed: no peer posted since (one that did cleared it). */
-    if (0 != atomic_load_explicit(&hdr->wake_armed, memory_order_relaxed)) {
-        return false;
-    }
-    atomic_store_explicit(&hdr->wake_armed, 1, memory_order_relaxed);
-    /* Pairs with the sender's fence between its post and its load of
-     * wake_armed. */
-    atomic_thread_fence(memory_order_seq_cst);
-    return true;
 }
 
 void mca_btl_sm_wake_disarm(void)
