@@ -216,6 +216,9 @@ build_initramfs() {
         chmod 755 init
         find . | bin/busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$initrd.tmp"
         mv "$initrd.tmp" "$initrd"
+        # Older ones (another init.sh); a guest still booting keeps its copy
+        # open.
+        find "$kroot" -maxdepth 1 -name 'initrd-*.gz' ! -name "${initrd##*/}" -delete
     )
     local rc=$?
     rm -rf "$tmp"
@@ -253,11 +256,11 @@ for p in "$out" "$here"; do
     case "$p" in *[[:space:]]*) die 2 "'$p' contains white space, which the guest cannot be told" ;; esac
 done
 # The guest has its own empty /tmp, /run and /dev/shm: the host's files
-# there are not visible in it.
-for p in "$PWD" "$build_dir"; do
+# there are not visible in it (the output folder is mounted on its own).
+for p in "$PWD" "$build_dir" "$kroot"; do
     case "$p/" in
         /tmp/* | /run/* | /dev/shm/*)
-            die 2 "$p is under /tmp, /run or /dev/shm, which the guest does not share (the command starts in the current directory)"
+            die 2 "$p is under /tmp, /run or /dev/shm, which the guest does not share (the command starts in the current directory; the kernel's modules are read from the cache)"
             ;;
     esac
 done

@@ -311,7 +311,7 @@ int main(int argc, char **argv)
             OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized,
                                mca_btl_base_selected_module_t) {
                 if (0 == strcmp(sm->btl_component->btl_version.mca_component_name, "ofi")) {
-                    m = (mca_btl_ofi_module_t *) sm->btl_module;
+                    m = mca_btl_ofi_module(sm->btl_module);
                 }
             }
             if (NULL == m) {

@@ -162,7 +162,7 @@ START_TEST(peers_say_why_a_declined_process_is_unreachable)
 {
     const char *args[] = {"declined", NULL};
     mcarun_run_t run;
-    run_ofi_rank(&run, "ofi", NULL, 2, args);
+    run_ofi_rank(&run, "self,ofi", NULL, 2, args);
     expect_ok(&run, 2, "declined");
     const char *reasons[] = {"ofi: rank 1's btl/ofi did not run: no libfabric provider fits (not "
                              "in ofi_provider_include=nosuchprovider",
@@ -181,7 +181,7 @@ START_TEST(malformed_peer_address_is_an_error_naming_the_peer)
 {
     const char *args[] = {"malformed", NULL};
     mcarun_run_t run;
-    run_ofi_rank(&run, "ofi", NULL, 2, args);
+    run_ofi_rank(&run, "self,ofi", NULL, 2, args);
     expect_ok(&run, 2, "malformed");
     if (!btl_suite_has(run.err, "rank 1 published a malformed address (modex key btl.ofi.addr): "
                                 "header claims a 200-byte address but 6 bytes follow") ||
@@ -206,7 +206,7 @@ static void wait_case(const char *provider)
         "--mca", "ofi_provider_include", provider, "--mca", "btl_ofi_liveness_interval", "0", NULL};
     const char *args[] = {"wait", NULL};
     mcarun_run_t run;
-    run_ofi_rank(&run, "ofi", mca, 2, args);
+    run_ofi_rank(&run, "self,ofi", mca, 2, args);
     expect_ok(&run, 2, "wait");
     ck_assert(btl_suite_has(run.out, "rank 0: woken after"));
     mcarun_test_run_free(&run);
@@ -231,7 +231,7 @@ START_TEST(without_rdma_flags_the_multiplexer_sends_only)
     const char *mca[] = {"--mca", "btl_ofi_flags", "send,sendi", NULL};
     const char *args[] = {"nordma", NULL};
     mcarun_run_t run;
-    run_ofi_rank(&run, "ofi", mca, 2, args);
+    run_ofi_rank(&run, "self,ofi", mca, 2, args);
     expect_ok(&run, 2, "nordma");
     ck_assert(btl_suite_has(run.out, "rank 0: rdma modules: 0, send modules: 1"));
     ck_assert(btl_suite_has(run.out, "rank 1: rdma modules: 0, send modules: 1"));

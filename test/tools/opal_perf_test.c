@@ -446,6 +446,36 @@ START_TEST(json_is_one_document_with_every_size)
 }
 END_TEST
 
+START_TEST(fragments_carry_large_messages_without_rdma)
+{
+    /* self without put / get: above the eager limit (64k), fragments of
+     * max_send_size (128k), the last one short. */
+    mcarun_run_t run;
+    ALONE(&run, "bibw", "--sizes", "65537,131072,300001", "-i", "4", "-x", "1", "-W", "3",
+          "--validate", "--json", "--mca", "btl", "self", "--mca", "btl_self_flags", "send,sendi");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 3 == mcarun_test_count(run.out, "\"protocol\": \"frag\""));
+    EXPECT(&run, has(run.out, "\"rdma\": []"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(gets_are_split_at_the_modules_limit)
+{
+    mcarun_run_t run;
+    ALONE(&run, "latency", "--sizes", "100001,1m", "-i", "5", "-x", "1", "--validate", "--mca",
+          "btl", "self", "--mca", "btl_self_get_limit", "10000");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, has(run.out, "then get over self in pieces of 10000 B"));
+    mcarun_test_run_free(&run);
+    ALONE(&run, "latency", "--sizes", "100001", "-i", "5", "--json", "--mca", "btl", "self",
+          "--mca", "btl_self_min_rdma_pipeline_size", "200000");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, has(run.out, "\"protocol\": \"frag\""));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 static bool btl_built(const char *comp)
 {
     return mcarun_test_component_built("btl", comp, OPAL_PERF_TEST_PLUGIN_DIRS);
@@ -496,6 +526,35 @@ START_TEST(two_ranks_over_self_sm)
         EXPECT(&run, has(run.out, "rank 0 <-> rank 1 over btl sm"));
         mcarun_test_run_free(&run);
     }
+    /* Without sm's put / get: fragments both ways. */
+    mcarun_run_t run;
+    MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, "bibw", "--sizes", "0,8,64k,100001",
+           "-i", "10", "-x", "1", "-W", "4", "--validate", "--json", "--mca", "btl", "self,sm",
+           "--mca", "btl_sm_flags", "send,sendi");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 2 == mcarun_test_count(run.out, "\"protocol\": \"frag\""));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(two_ranks_over_self_ofi_tcp)
+{
+    if (!btl_built("ofi")) {
+        fprintf(stderr, "two_ranks_over_self_ofi_tcp: btl/ofi is not built: nothing to run\n");
+        return;
+    }
+    static const char *const commands[] = {"latency", "bibw"};
+    static const size_t sizes[] = {0, 8, 65536, 1048576};
+    for (size_t i = 0; i < 2; ++i) {
+        mcarun_run_t run;
+        MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, commands[i], "--sizes", "0,8,64k,1m",
+               "-i", "10", "-x", "1", "-W", "4", "--validate", "--mca", "btl", "self,ofi", "--mca",
+               "ofi_provider_include", "tcp;ofi_rxm");
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, table_ok(run.out, 0 == i ? "Latency (us)" : "Bandwidth (MB/s)", sizes, 4, 1));
+        EXPECT(&run, has(run.out, "rank 0 <-> rank 1 over btl ofi"));
+        mcarun_test_run_free(&run);
+    }
 }
 END_TEST
 
@@ -534,9 +593,12 @@ int main(void)
     OPAL_TEST_ADD(s, every_subcommand_runs_alone_over_self);
     OPAL_TEST_ADD(s, one_rank_under_mcarun_measures_itself);
     OPAL_TEST_ADD(s, json_is_one_document_with_every_size);
+    OPAL_TEST_ADD(s, fragments_carry_large_messages_without_rdma);
+    OPAL_TEST_ADD(s, gets_are_split_at_the_modules_limit);
     OPAL_TEST_ADD(s, a_peer_no_module_reaches_is_an_error);
     OPAL_TEST_ADD(s, mca_typos_are_reported);
     OPAL_TEST_ADD(s, two_ranks_over_self_sm);
+    OPAL_TEST_ADD(s, two_ranks_over_self_ofi_tcp);
     OPAL_TEST_ADD(s, two_ranks_over_self_alone_fail_with_reasons);
     return opal_test_run(s);
 }

@@ -7,7 +7,8 @@
  *          (sendi; when that is busy, the descriptor it offers or
  *          alloc + send). The receiver copies the payload into rbuf.
  *   rndv   larger, when both sides have a module with GET for each other
- *          (the same component, checked at start-up): the sender sends a
+ *          (the same component, checked at start-up) and the size is at
+ *          least its btl_min_rdma_pipeline_size: the sender sends a
  *          request holding the address of sbuf, the size and its
  *          registration handle; the receiver gets the data into rbuf in
  *          pieces of at most get_piece bytes, then sends a FIN. The
@@ -512,7 +513,10 @@ perf_proto_t perf_proto_for_size(const perf_t *p, size_t size)
     if (size <= p->eager_limit) {
         return PERF_PROTO_EAGER;
     }
-    return NULL != p->rdma_btl ? PERF_PROTO_RNDV : PERF_PROTO_FRAG;
+    /* The module's btl_min_rdma_pipeline_size says below which size its
+     * RDMA does not pay (set-up cost against copies through messages). */
+    return NULL != p->rdma_btl && size >= p->rdma_btl->btl_min_rdma_pipeline_size ? PERF_PROTO_RNDV
+                                                                                  : PERF_PROTO_FRAG;
 }
 
 const char *perf_proto_name(perf_proto_t proto)

@@ -36,10 +36,11 @@ static void pick_rdma(perf_t *p, const mca_btl_base_peer_t *peer)
 }
 
 /* The largest single get: the module's pipeline fragment and get limit
- * (0: no limit), rounded down to its alignment. */
-static size_t get_piece_size(const mca_btl_base_module_t *btl, size_t max_size)
+ * (0: no limit), rounded down to its alignment; PERF_MAX_SIZE when the
+ * module has no limit below it. */
+static size_t get_piece_size(const mca_btl_base_module_t *btl)
 {
-    size_t piece = max_size > 0 ? max_size : 1;
+    size_t piece = PERF_MAX_SIZE;
     if (btl->btl_rdma_pipeline_frag_size > 0 && btl->btl_rdma_pipeline_frag_size < piece) {
         piece = btl->btl_rdma_pipeline_frag_size;
     }
@@ -203,7 +204,7 @@ int perf_proto_init(perf_t *p, size_t max_size, uint64_t digest)
         rc = hello(p, digest);
     }
     if (OPAL_SUCCESS == rc && NULL != p->rdma_btl) {
-        p->get_piece = get_piece_size(p->rdma_btl, max_size);
+        p->get_piece = get_piece_size(p->rdma_btl);
         rc = register_buffers(p);
     }
     if (OPAL_SUCCESS == rc) {

@@ -72,6 +72,11 @@ static inline uint64_t mca_btl_ofi_data_make(mca_btl_base_tag_t tag, uint32_t ra
 #define MCA_BTL_OFI_INJECT_BATCH 64
 #define MCA_BTL_OFI_MAX_POSTED   64
 
+/* The struct of type holding member at ptr (through void *: the member's
+ * address is that of a properly aligned struct). */
+#define MCA_BTL_OFI_CONTAINER(ptr, type, member)                                                   \
+    ((type *) (void *) ((char *) (ptr) -offsetof(type, member)))
+
 /* ------------------------------------------------------------- contexts */
 
 typedef enum {
@@ -270,6 +275,13 @@ OPAL_DECLSPEC extern mca_btl_ofi_component_t mca_btl_ofi_component;
 
 /* The defaults real modules copy (the standard variables are bound here). */
 extern mca_btl_ofi_module_t mca_btl_ofi_module_template;
+
+/* The module behind a btl pointer (the btl is its first member; the
+ * module's allocation is aligned for all of it). */
+static inline struct mca_btl_ofi_module_t *mca_btl_ofi_module(mca_btl_base_module_t *btl)
+{
+    return (struct mca_btl_ofi_module_t *) (void *) btl;
+}
 
 /* ------------------------------------------------------------ internals */
 

@@ -70,17 +70,14 @@ static void handle_entry(mca_btl_ofi_module_t *module, const struct fi_cq_data_e
     switch (ctx->kind) {
         case MCA_BTL_OFI_CTX_SEND:
             (void) mca_btl_ofi_send_complete(
-                module, (mca_btl_ofi_frag_t *) ((char *) ctx - offsetof(mca_btl_ofi_frag_t, ctx)),
-                OPAL_SUCCESS);
+                module, MCA_BTL_OFI_CONTAINER(ctx, mca_btl_ofi_frag_t, ctx), OPAL_SUCCESS);
             break;
         case MCA_BTL_OFI_CTX_RECV:
             mca_btl_ofi_recv_complete(module, entry);
             break;
         case MCA_BTL_OFI_CTX_RDMA:
             mca_btl_ofi_rdma_complete(
-                module,
-                (mca_btl_ofi_rdma_op_t *) ((char *) ctx - offsetof(mca_btl_ofi_rdma_op_t, ctx)),
-                OPAL_SUCCESS);
+                module, MCA_BTL_OFI_CONTAINER(ctx, mca_btl_ofi_rdma_op_t, ctx), OPAL_SUCCESS);
             break;
     }
 }
@@ -102,16 +99,14 @@ static void handle_error(mca_btl_ofi_module_t *module)
     char what[320];
     switch (ctx->kind) {
         case MCA_BTL_OFI_CTX_SEND: {
-            mca_btl_ofi_frag_t *frag =
-                (mca_btl_ofi_frag_t *) ((char *) ctx - offsetof(mca_btl_ofi_frag_t, ctx));
+            mca_btl_ofi_frag_t *frag = MCA_BTL_OFI_CONTAINER(ctx, mca_btl_ofi_frag_t, ctx);
             snprintf(what, sizeof(what), "a send to it failed: %s", text);
             mca_btl_ofi_peer_failed(module, frag->endpoint, what);
             (void) mca_btl_ofi_send_complete(module, frag, OPAL_ERR_UNREACH);
             break;
         }
         case MCA_BTL_OFI_CTX_RDMA: {
-            mca_btl_ofi_rdma_op_t *op =
-                (mca_btl_ofi_rdma_op_t *) ((char *) ctx - offsetof(mca_btl_ofi_rdma_op_t, ctx));
+            mca_btl_ofi_rdma_op_t *op = MCA_BTL_OFI_CONTAINER(ctx, mca_btl_ofi_rdma_op_t, ctx);
             snprintf(what, sizeof(what), "an RDMA operation to it failed: %s", text);
             mca_btl_ofi_peer_failed(module, op->endpoint, what);
             mca_btl_ofi_rdma_complete(module, op, OPAL_ERR_UNREACH);
@@ -284,7 +279,7 @@ static void wait_teardown(mca_btl_ofi_module_t *module)
 
 static int register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cbfunc)
 {
-    ((mca_btl_ofi_module_t *) btl)->error_cb = cbfunc;
+    mca_btl_ofi_module(btl)->error_cb = cbfunc;
     return OPAL_SUCCESS;
 }
 
@@ -391,11 +386,19 @@ int mca_btl_ofi_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t
                           struct mca_btl_base_endpoint_t **endpoints, opal_bitmap_t *reachable,
                           mca_btl_base_reason_t *reasons)
 {
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     OPAL_THREAD_LOCK(&module->lock);
     for (size_t i = 0; i < nprocs; ++i) {
         mca_btl_base_reason_t why = {.text = ""};
         uint32_t rank = procs[i]->proc_name.vpid;
+        if (rank == module->my_rank) {
+            /* As with every network btl, this process is btl/self's. */
+            if (NULL != reasons) {
+                snprintf(reasons[i].text, sizeof(reasons[i].text),
+                         "this process (btl/self reaches it)");
+            }
+            continue;
+        }
         mca_btl_ofi_endpoint_t *ep = mca_btl_ofi_endpoint_get(module, rank, &why);
         if (NULL == ep) {
             if (NULL != reasons) {
@@ -415,7 +418,7 @@ int mca_btl_ofi_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t
                           struct mca_btl_base_endpoint_t **endpoints)
 {
     (void) procs;
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     OPAL_THREAD_LOCK(&module->lock);
     /* The endpoint stays (its sequence numbers must go on if the peer is
      * added again); only the caller's use of it ends. */
@@ -430,7 +433,7 @@ int mca_btl_ofi_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t
 
 int mca_btl_ofi_finalize(mca_btl_base_module_t *btl)
 {
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     if (mca_btl_ofi_component.module == module) {
         mca_btl_ofi_component.module = NULL;
         mca_btl_ofi_component.modules[0] = NULL;

@@ -34,7 +34,7 @@ mca_btl_ofi_register_mem(mca_btl_base_module_t *btl, struct mca_btl_base_endpoin
                          void *base, size_t size, uint32_t flags)
 {
     (void) endpoint;
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     uint64_t access = 0;
     if (0 != (flags & MCA_BTL_REG_FLAG_LOCAL_READ)) {
         access |= FI_WRITE; /* the source of a put */
@@ -71,7 +71,7 @@ mca_btl_ofi_register_mem(mca_btl_base_module_t *btl, struct mca_btl_base_endpoin
 int mca_btl_ofi_deregister_mem(mca_btl_base_module_t *btl,
                                mca_btl_base_registration_handle_t *handle)
 {
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     mca_btl_ofi_reg_t *reg = (mca_btl_ofi_reg_t *) handle;
     OPAL_THREAD_LOCK(&module->lock);
     opal_common_ofi_mr_deregister(&reg->mr);
@@ -95,7 +95,7 @@ static int rdma(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, 
                 mca_btl_base_registration_handle_t *remote_handle, size_t size,
                 mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     if (OPAL_UNLIKELY(NULL == remote_handle || NULL == cbfunc ||
                       !in_region(remote_handle, remote_address, size) ||
                       (NULL != local_handle &&
@@ -226,7 +226,7 @@ void mca_btl_ofi_rdma_complete(mca_btl_ofi_module_t *module, mca_btl_ofi_rdma_op
 
 int mca_btl_ofi_flush(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint)
 {
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     for (;;) {
         OPAL_THREAD_LOCK(&module->lock);
         bool failed = NULL != endpoint && endpoint->failed;

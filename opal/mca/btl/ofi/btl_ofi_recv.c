@@ -223,7 +223,9 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
     uint32_t rank =
         (uint32_t) ((entry->data >> MCA_BTL_OFI_DATA_TAG_BITS) & (MCA_BTL_OFI_MAX_RANKS - 1));
     uint32_t seq = (uint32_t) (entry->data >> 32);
-    if (OPAL_UNLIKELY(0 == (entry->flags & FI_REMOTE_CQ_DATA) || rank >= module->job_size)) {
+    /* This process never sends to itself over ofi (btl/self does). */
+    if (OPAL_UNLIKELY(0 == (entry->flags & FI_REMOTE_CQ_DATA) || rank >= module->job_size ||
+                      rank == module->my_rank)) {
         if (!module->reported_stray) {
             module->reported_stray = true;
             opal_output(0,
@@ -277,8 +279,7 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
 void mca_btl_ofi_recv_complete(mca_btl_ofi_module_t *module, const struct fi_cq_data_entry *entry)
 {
     mca_btl_ofi_recv_buf_t *buf =
-        (mca_btl_ofi_recv_buf_t *) ((char *) entry->op_context -
-                                    offsetof(mca_btl_ofi_recv_buf_t, ctx));
+        MCA_BTL_OFI_CONTAINER(entry->op_context, mca_btl_ofi_recv_buf_t, ctx);
     /* A multi-receive buffer's release may come alone (no message). */
     if (0 != (entry->flags & (FI_REMOTE_CQ_DATA)) || 0 != entry->len) {
         uint8_t *data = module->multi_recv ? entry->buf : buf->base;
@@ -303,8 +304,7 @@ void mca_btl_ofi_recv_error(mca_btl_ofi_module_t *module, const struct fi_cq_err
                             const char *text)
 {
     mca_btl_ofi_recv_buf_t *buf =
-        (mca_btl_ofi_recv_buf_t *) ((char *) entry->op_context -
-                                    offsetof(mca_btl_ofi_recv_buf_t, ctx));
+        MCA_BTL_OFI_CONTAINER(entry->op_context, mca_btl_ofi_recv_buf_t, ctx);
     if (FI_ECANCELED == entry->err) {
         /* The endpoint is closing. */
         buf->posted = false;

@@ -59,7 +59,7 @@ mca_btl_base_descriptor_t *mca_btl_ofi_alloc(mca_btl_base_module_t *btl,
                                              uint8_t order, size_t size, uint32_t flags)
 {
     (void) order;
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     opal_free_list_t *list = size <= btl->btl_eager_limit     ? &module->eager_frags
                              : size <= btl->btl_max_send_size ? &module->max_frags
                                                               : NULL;
@@ -77,7 +77,7 @@ mca_btl_base_descriptor_t *mca_btl_ofi_alloc(mca_btl_base_module_t *btl,
 
 int mca_btl_ofi_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 {
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     mca_btl_ofi_frag_t *frag = (mca_btl_ofi_frag_t *) des;
     OPAL_THREAD_LOCK(&module->lock);
     if (OPAL_UNLIKELY(0 != (frag->state & MCA_BTL_OFI_OP_POSTED))) {
@@ -97,7 +97,7 @@ mca_btl_base_descriptor_t *mca_btl_ofi_prepare_src(mca_btl_base_module_t *btl,
                                                    size_t *size, uint32_t flags)
 {
     (void) order;
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     size_t want = *size;
     if (OPAL_UNLIKELY(reserve >= btl->btl_max_send_size)) {
         return NULL;
@@ -203,7 +203,7 @@ static ssize_t post(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
 int mca_btl_ofi_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                      mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
 {
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     mca_btl_ofi_frag_t *frag = (mca_btl_ofi_frag_t *) des;
     OPAL_THREAD_LOCK(&module->lock);
     if (OPAL_UNLIKELY(ep->failed)) {
@@ -247,7 +247,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
                       mca_btl_base_descriptor_t **descriptor)
 {
     (void) order;
-    mca_btl_ofi_module_t *module = (mca_btl_ofi_module_t *) btl;
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     size_t total = header_size + payload_size;
     if (NULL != descriptor) {
         *descriptor = NULL;

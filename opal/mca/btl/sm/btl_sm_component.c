@@ -16,6 +16,7 @@
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/btl/sm/btl_sm.h"
+#include "opal/util/opal_output.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
 
@@ -248,7 +249,14 @@ static int publish(void)
     memset(&modex, 0, sizeof(modex));
     modex.magic = SM_MODEX_MAGIC;
     modex.version = SM_LAYOUT_VERSION;
-    snprintf(modex.seg_name, sizeof(modex.seg_name), "%s", sm->seg_name);
+    size_t name_len = strlen(sm->seg_name);
+    if (name_len >= sizeof(modex.seg_name)) {
+        /* A truncated name would make peers open another segment. */
+        opal_output(0, "btl sm: segment name %s is longer than the %zu bytes peers accept",
+                    sm->seg_name, sizeof(modex.seg_name) - 1);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    memcpy(modex.seg_name, sm->seg_name, name_len + 1);
     modex.seg_size = sm->seg_size;
     modex.nonce = sm->nonce;
     modex.pid = (int32_t) sm->my_pid;

@@ -70,7 +70,7 @@ int opal_common_ofi_addr_pack(const opal_common_ofi_ctx_t *ctx, void **blob, siz
 
 /* A declined blob: magic "OFIX", then the reason's bytes (no NUL). */
 #define DECLINED_MAGIC "OFIX"
-#define DECLINED_MAX 255
+#define DECLINED_MAX   255
 
 int opal_common_ofi_declined_pack(const char *reason, void **blob, size_t *size)
 {

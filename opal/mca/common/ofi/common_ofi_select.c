@@ -10,6 +10,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,11 +238,16 @@ typedef struct {
     char **providers; /* providers[i]: comma list for why[i] */
 } reasons_t;
 
-static void add_reason(reasons_t *r, const struct fi_info *info, const char *format,
-                       const char *detail)
+static void add_reason(reasons_t *r, const struct fi_info *info, const char *format, ...)
+    OPAL_PRINTF_LIKE(3, 4);
+static void add_reason(reasons_t *r, const struct fi_info *info, const char *format, ...)
 {
     char *why = NULL;
-    if (asprintf(&why, format, detail) < 0) {
+    va_list ap;
+    va_start(ap, format);
+    int n = vasprintf(&why, format, ap);
+    va_end(ap);
+    if (n < 0) {
         return;
     }
     const char *prov = info->fabric_attr->prov_name;
@@ -302,14 +308,12 @@ static bool usable(const opal_common_ofi_want_t *want, const struct fi_info *inf
         return false;
     }
     if (info->domain_attr->cq_data_size < want->cq_data_size) {
-        char need[64];
-        snprintf(need, sizeof(need), "%zu bytes of remote CQ data (%zu needed)",
-                 info->domain_attr->cq_data_size, want->cq_data_size);
-        add_reason(reasons, info, "carries only %s", need);
+        add_reason(reasons, info, "carries only %zu bytes of remote CQ data (%zu needed)",
+                   info->domain_attr->cq_data_size, want->cq_data_size);
         return false;
     }
     if ((info->tx_attr->msg_order & want->msg_order) != want->msg_order) {
-        add_reason(reasons, info, "%s", "does not keep messages in order (FI_ORDER_SAS)");
+        add_reason(reasons, info, "does not keep messages in order (FI_ORDER_SAS)");
         return false;
     }
     if (NULL != values[2] &&
