@@ -467,9 +467,21 @@ static bool receive_streams(const uint32_t *sources, size_t n)
         ++awaited_ids[sources[i]];
     }
     bool ok = btl_test_wait(streams_received, &s, "the streams of checked messages");
-    for (size_t i = 0; ok && i < n; ++i) {
-        btl_test_say("received %" PRIu64 " messages from rank %" PRIu32, rx[sources[i]].next,
-                     sources[i]);
+    for (size_t i = 0; i < n; ++i) {
+        const rx_t *x = &rx[sources[i]];
+        if (ok) {
+            btl_test_say("received %" PRIu64 " messages from rank %" PRIu32, x->next, sources[i]);
+        } else if (!x->described || x->d.id != awaited_ids[sources[i]]) {
+            btl_test_say("from rank %" PRIu32 ": stream %" PRIu32 " not announced (last: %" PRIu32
+                         ", %" PRIu64 " messages received)",
+                         sources[i], awaited_ids[sources[i]], x->d.id, x->next);
+        } else if (COUNT_LATER == x->d.count) {
+            btl_test_say("from rank %" PRIu32 ": %" PRIu64 " messages received, count not told",
+                         sources[i], x->next);
+        } else {
+            btl_test_say("from rank %" PRIu32 ": %" PRIu64 " of %" PRIu64 " messages received",
+                         sources[i], x->next, x->d.count);
+        }
     }
     return ok;
 }
