@@ -262,6 +262,8 @@ typedef struct mca_btl_ofi_component_t {
 
     /* Variables (btl_ofi_*). */
     bool multi_recv;
+    /* Tests: behave as if the provider demanded FI_MR_LOCAL. */
+    bool force_mr_local;
     size_t recv_buffer_size;
     unsigned recv_buffers;
     size_t cq_size;

@@ -102,6 +102,17 @@ static int ofi_register(void)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
+    c->force_mr_local = false;
+    rc = mca_base_component_var_register(
+        &c->super.btl_version, "force_mr_local",
+        "Register every local buffer and pass its descriptor, as a provider demanding "
+        "FI_MR_LOCAL needs, whatever the provider demands (for testing that path on providers "
+        "that do not demand it)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->force_mr_local);
+    if (rc < 0) {
+        return rc;
+    }
     c->recv_buffer_size = 0;
     rc = register_own("recv_buffer_size",
                       "Bytes of each multi-receive buffer (0: four times btl_ofi_max_send_size, "
@@ -236,9 +247,16 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     if (0 == (info->caps & FI_RMA)) {
         caps &= ~(uint32_t) MCA_BTL_FLAGS_RDMA;
     }
-    if (0 != (info->domain_attr->mr_mode & FI_MR_LOCAL) || info->tx_attr->iov_limit < 2) {
+    bool mr_local =
+        0 != (info->domain_attr->mr_mode & FI_MR_LOCAL) || mca_btl_ofi_component.force_mr_local;
+    if (mr_local || info->tx_attr->iov_limit < 2) {
         /* Sending the caller's memory in place would need it registered. */
         caps &= ~(uint32_t) MCA_BTL_FLAGS_SEND_INPLACE;
+    }
+    if (OFI_CAPABILITIES == tmpl->btl_flags) {
+        /* Still the default: what this provider cannot do goes quietly
+         * (a user's explicit request for it is warned about below). */
+        tmpl->btl_flags &= caps;
     }
     size_t max_msg = info->ep_attr->max_msg_size;
     if (tmpl->btl_max_send_size > max_msg) {
@@ -273,6 +291,11 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         decline("provider failed to initialise: %s", NULL != why ? why : opal_strerror(rc));
         free(why);
         return NULL;
+    }
+    if (mca_btl_ofi_component.force_mr_local) {
+        /* Only this component's behaviour changes: the provider was not
+         * told, so it does not start using the descriptors itself. */
+        ofi.mr_mode |= FI_MR_LOCAL;
     }
     mca_btl_ofi_module_t *module = NULL;
     rc = mca_btl_ofi_module_create(&ofi, &module, &why);

@@ -24,7 +24,9 @@
 /* ------------------------------------------------------ free-list hooks */
 
 /* Registers a payload slab when the provider needs local buffers
- * registered (FI_MR_LOCAL); the items record the registration. */
+ * registered (FI_MR_LOCAL); the items record the registration. Remote
+ * read too: rxm's rendezvous lets the receiver read a large message from
+ * the sender's buffer under the descriptor given with the send. */
 static int slab_register(void *base, size_t size, void *context, void **registration)
 {
     mca_btl_ofi_module_t *module = context;

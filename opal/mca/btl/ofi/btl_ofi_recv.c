@@ -104,7 +104,10 @@ int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
     module->recv_buf_count = count;
     void *desc = NULL;
     if (opal_common_ofi_needs_local_mr(&module->ofi)) {
-        int rc = opal_common_ofi_mr_register(&module->ofi, module->recv_mem, size * count, FI_RECV,
+        /* Local read and write and remote write too: a rendezvous may
+         * move a large message into the buffer by RMA. */
+        int rc = opal_common_ofi_mr_register(&module->ofi, module->recv_mem, size * count,
+                                             FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_WRITE,
                                              &module->recv_mr);
         if (OPAL_SUCCESS != rc) {
             return rc;
