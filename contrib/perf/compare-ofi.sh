@@ -234,7 +234,7 @@ table() {
                 }
                 if (has["ompi"]) {
                     m = value(median(v["ompi", s]), s)
-                    if (has["ours"]) printf " %14.2f %7.2fx", m, m > 0 ? o / m : 0
+                    if (has["ours"]) printf " %14.2f %7.2fx", m, (m > 0 ? o / m : 0)
                     else printf " %14.2f %8s", m, "-"
                 }
                 printf "\n"
@@ -255,8 +255,8 @@ if [ $ours_ok = no ]; then
     exit 1
 fi
 awk '$1 <= 64 { n++; if (n == 1 || $2 > w) w = $2 }
-     END { if (n) printf "   latency 0-64 B:      worst %.2fx (target <= 1.1x): %s\n", w, w <= 1.1 ? "met" : "MISSED"
+     END { if (n) printf "   latency 0-64 B:      worst %.2fx (target <= 1.1x): %s\n", w, (w <= 1.1 ? "met" : "MISSED")
            else print "   latency 0-64 B:      no size in range" }' "$work/lat.ratios"
 awk '$1 >= 65536 && $1 <= 4194304 { n++; if (n == 1 || $2 < w) w = $2 }
-     END { if (n) printf "   bandwidth 64K-4M:    worst %.2fx (target >= 0.9x): %s\n", w, w >= 0.9 ? "met" : "MISSED"
+     END { if (n) printf "   bandwidth 64K-4M:    worst %.2fx (target >= 0.9x): %s\n", w, (w >= 0.9 ? "met" : "MISSED")
            else print "   bandwidth 64K-4M:    no size in range" }' "$work/bw.ratios"

@@ -25,9 +25,6 @@ static int add_procs(struct mca_btl_base_module_t *btl, size_t nprocs, opal_proc
 {
     fake_module_t *m = (fake_module_t *) btl;
     ++m->add_calls;
-    if (OPAL_SUCCESS != m->add_rc) {
-        return m->add_rc;
-    }
     for (size_t i = 0; i < nprocs; ++i) {
         uint32_t rank = procs[i]->proc_name.vpid;
         if (rank < 64 && 0 != (m->reach & (UINT64_C(1) << rank))) {
@@ -41,7 +38,8 @@ static int add_procs(struct mca_btl_base_module_t *btl, size_t nprocs, opal_proc
             snprintf(reasons[i].text, sizeof(reasons[i].text), "%s", NULL != m->why ? m->why : "");
         }
     }
-    return OPAL_SUCCESS;
+    /* A failure after setting up endpoints: the base must release them. */
+    return m->add_rc;
 }
 
 static int del_procs(struct mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
@@ -146,8 +144,12 @@ static mca_btl_base_descriptor_t *prepare_src(struct mca_btl_base_module_t *btl,
     fake_module_t *m = (fake_module_t *) btl;
     ck_assert_uint_le(reserve + *size, sizeof(m->buffer));
     mca_btl_base_descriptor_t *des = take_des(m, reserve + *size);
-    /* In place or not, the bytes the module will send are these. */
-    memcpy(m->buffer + reserve, data, *size);
+    if (0 != (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE)) {
+        m->inplace_data = data;
+        m->inplace_reserve = reserve;
+    } else {
+        memcpy(m->buffer + reserve, data, *size);
+    }
     des->des_flags = flags;
     des->des_context = (void *) (uintptr_t) 3;
     return des;
@@ -159,13 +161,15 @@ static int send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_
     fake_module_t *m = (fake_module_t *) btl;
     ck_assert_ptr_eq(des, &m->des);
     ck_assert(0 != (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP));
-    record(m, (int) (uintptr_t) des->des_context, tag, m->buffer, des->des_segments[0].seg_len,
-           NULL, 0);
-    if (0 != (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE) && 3 == m->via) {
-        /* Completes later, from progress. */
+    if (0 != (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE) &&
+        3 == (int) (uintptr_t) des->des_context) {
+        /* Reads the data and completes later, from progress. */
         m->pending = des;
+        m->pending_tag = tag;
         return OPAL_SUCCESS;
     }
+    record(m, (int) (uintptr_t) des->des_context, tag, m->buffer, des->des_segments[0].seg_len,
+           NULL, 0);
     m->des.des_segments = NULL;
     return 1;
 }
@@ -180,6 +184,8 @@ static int progress_modules(mca_btl_base_component_t *component)
         }
         mca_btl_base_descriptor_t *des = m->pending;
         m->pending = NULL;
+        record(m, 3, m->pending_tag, m->buffer, m->inplace_reserve, m->inplace_data,
+               des->des_segments[0].seg_len - m->inplace_reserve);
         m->des.des_segments = NULL;
         if (NULL != des->des_cbfunc) {
             des->des_cbfunc(&m->super, NULL, des, OPAL_SUCCESS);

@@ -37,8 +37,13 @@ typedef struct fake_module_t {
     mca_btl_base_tag_t last_tag;
     unsigned char last[1024];
     size_t last_len;
-    /* A prepare_src'd in-place send completes only at the next progress. */
+    /* On an in-place module, prepare_src keeps a pointer to the data; the
+     * send is recorded and completes only at the next progress, reading
+     * the data then. */
     mca_btl_base_descriptor_t *pending;
+    mca_btl_base_tag_t pending_tag;
+    const void *inplace_data;
+    size_t inplace_reserve;
     mca_btl_base_descriptor_t des;
     mca_btl_base_segment_t seg;
     unsigned char buffer[1024];

@@ -289,6 +289,9 @@ START_TEST(a_failing_add_procs_is_returned_and_the_other_modules_still_serve)
     char *text = btl_unit_capture_end();
     ck_assert_int_eq(rc, OPAL_ERR_UNREACH);
     ck_assert_ptr_eq(peer(1)->send[0].btl, &good->super);
+    ck_assert_int_eq(peer(1)->send_count, 1);
+    /* The endpoints it set up before failing were released at once. */
+    ck_assert_int_eq(broken->live_endpoints, 0);
     ck_assert_msg(NULL != strstr(text, "alpha: add_procs failed: Out of resource"),
                   "the failure is not given as the reason:\n%s", text);
     free(text);
@@ -432,15 +435,53 @@ START_TEST(send_copy_without_sendi_uses_alloc_then_prepare_src)
 }
 END_TEST
 
-START_TEST(send_copy_on_an_inplace_module_returns_once_the_data_left)
+START_TEST(send_copy_on_an_inplace_module_returns_before_it_completes_with_a_copy)
 {
     fake_module_t *m = one_sender(SEND | MCA_BTL_FLAGS_SEND_INPLACE);
     char big[200];
     memset(big, 'z', sizeof(big));
-    ck_assert_int_eq(mca_btl_base_mux_send_copy(peer(1), 0x86, big, sizeof(big)), OPAL_SUCCESS);
-    ck_assert_int_eq(m->via, 3);
+    ck_assert_int_eq(mca_btl_base_mux_send_hdr(peer(1), 0x86, "H", 1, big, sizeof(big)),
+                     OPAL_SUCCESS);
+    /* Not complete yet, and the caller already has its buffer back. */
+    ck_assert_ptr_nonnull(m->pending);
+    memset(big, 'y', sizeof(big));
+    opal_progress();
     ck_assert_ptr_null(m->pending);
-    ck_assert_int_ge(fake_alpha_progress_calls, 1);
+    ck_assert_int_eq(m->via, 3);
+    ck_assert_uint_eq(m->last_len, 201);
+    ck_assert_uint_eq(m->last[0], 'H');
+    for (size_t i = 1; i < 201; ++i) {
+        ck_assert_uint_eq(m->last[i], 'z');
+    }
+}
+END_TEST
+
+static int nested_rc = 1;
+
+/* What an active-message callback does when it answers at once: a copying
+ * send from inside opal_progress, which does not nest. */
+static int send_from_progress(void)
+{
+    if (1 == nested_rc) {
+        char big[100];
+        memset(big, 'n', sizeof(big));
+        nested_rc = mca_btl_base_mux_send_copy(peer(1), 0x87, big, sizeof(big));
+    }
+    return 0;
+}
+
+START_TEST(send_copy_on_an_inplace_module_works_from_inside_progress)
+{
+    fake_module_t *m = one_sender(SEND | MCA_BTL_FLAGS_SEND_INPLACE);
+    nested_rc = 1;
+    ck_assert_int_eq(opal_progress_register(send_from_progress), OPAL_SUCCESS);
+    opal_progress();
+    ck_assert_int_eq(nested_rc, OPAL_SUCCESS);
+    opal_progress();
+    ck_assert_int_eq(opal_progress_unregister(send_from_progress), OPAL_SUCCESS);
+    ck_assert_ptr_null(m->pending);
+    ck_assert_uint_eq(m->last_len, 100);
+    ck_assert_uint_eq(m->last[99], 'n');
 }
 END_TEST
 
@@ -489,7 +530,8 @@ int main(void)
     ADD(s, send_copy_falls_back_to_a_descriptor_when_sendi_is_busy);
     ADD(s, send_hdr_puts_the_header_before_the_data_on_every_path);
     ADD(s, send_copy_without_sendi_uses_alloc_then_prepare_src);
-    ADD(s, send_copy_on_an_inplace_module_returns_once_the_data_left);
+    ADD(s, send_copy_on_an_inplace_module_returns_before_it_completes_with_a_copy);
+    ADD(s, send_copy_on_an_inplace_module_works_from_inside_progress);
     ADD(s, send_copy_refuses_what_the_module_cannot_carry);
     return opal_test_run(s);
 }

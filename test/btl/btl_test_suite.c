@@ -87,6 +87,11 @@ static void expect(const mcarun_run_t *run, bool cond, const char *what)
     }
 }
 
+bool btl_suite_built(const char *comp)
+{
+    return mcarun_test_component_built("btl", comp, BTL_TEST_PLUGIN_DIRS);
+}
+
 bool btl_suite_send_module(const mcarun_run_t *run, uint32_t rank, uint32_t peer, char *buf,
                            size_t size)
 {

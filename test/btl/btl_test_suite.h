@@ -101,6 +101,9 @@ bool btl_suite_send_module(const mcarun_run_t *run, uint32_t rank, uint32_t peer
 void btl_suite_expect_unreachable(const mcarun_run_t *run, uint32_t peer,
                                   const char *const *reasons);
 
+/* True when btl component comp is part of this build. */
+bool btl_suite_built(const char *comp);
+
 /* True when text contains needle. */
 bool btl_suite_has(const char *text, const char *needle);
 

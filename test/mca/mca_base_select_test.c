@@ -241,6 +241,62 @@ START_TEST(dropped_component_is_closed_and_recorded)
 }
 END_TEST
 
+START_TEST(framework_select_without_a_hook_selects_as_the_flags_say)
+{
+    int selected = -1;
+    ck_assert_int_eq(mca_base_framework_select(fw, &selected), OPAL_ERR_NOT_INITIALIZED);
+    ck_assert_int_eq(selected, 0);
+    mt_reset();
+    open_mcatest();
+    ck_assert_int_eq(mca_base_framework_select(fw, &selected), OPAL_SUCCESS);
+    /* mcatest is single-select: the best one stays. */
+    ck_assert_int_eq(selected, 1);
+    ck_assert_ptr_nonnull(mt_component(fw, "good"));
+    ck_assert_ptr_nonnull(
+        mt_failure(&fw->framework_failures, "other", MCA_BASE_COMPONENT_STAGE_PRIORITY));
+    close_mcatest();
+}
+END_TEST
+
+static int hook_calls;
+
+/* A framework's own selection: keeps "other" alone, whatever the
+ * priorities say. */
+static int keep_other(int *selected)
+{
+    ++hook_calls;
+    mca_base_component_list_item_t *item, *next;
+    OPAL_LIST_FOREACH_SAFE (item, next, &fw->framework_components, mca_base_component_list_item_t) {
+        if (0 != strcmp(item->cli_component->mca_component_name, "other")) {
+            mca_base_framework_drop_component(fw, item, MCA_BASE_COMPONENT_STAGE_QUERY,
+                                              "the hook keeps other");
+        }
+    }
+    *selected = (int) opal_list_get_size(&fw->framework_components);
+    return 0 == *selected ? OPAL_ERR_NOT_FOUND : OPAL_SUCCESS;
+}
+
+START_TEST(framework_select_runs_the_frameworks_own_hook)
+{
+    mt_reset();
+    open_mcatest();
+    hook_calls = 0;
+    fw->framework_select = keep_other;
+    int selected = 0;
+    int rc = mca_base_framework_select(fw, &selected);
+    fw->framework_select = NULL;
+    ck_assert_int_eq(rc, OPAL_SUCCESS);
+    ck_assert_int_eq(hook_calls, 1);
+    ck_assert_int_eq(selected, 1);
+    ck_assert_ptr_nonnull(mt_component(fw, "other"));
+    const mca_base_component_failure_t *f =
+        mt_failure(&fw->framework_failures, "good", MCA_BASE_COMPONENT_STAGE_QUERY);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_str_eq(f->cf_reason, "the hook keeps other");
+    close_mcatest();
+}
+END_TEST
+
 static Suite *select_suite(void)
 {
     Suite *s = suite_create("mca_base_select");
@@ -254,6 +310,8 @@ static Suite *select_suite(void)
     OPAL_TEST_ADD(s, multi_select_keeps_every_module_by_priority);
     OPAL_TEST_ADD(s, multi_select_leaves_out_decliners);
     OPAL_TEST_ADD(s, dropped_component_is_closed_and_recorded);
+    OPAL_TEST_ADD(s, framework_select_without_a_hook_selects_as_the_flags_say);
+    OPAL_TEST_ADD(s, framework_select_runs_the_frameworks_own_hook);
     return s;
 }
 

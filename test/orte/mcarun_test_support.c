@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,4 +232,20 @@ void mcarun_test_dump(const mcarun_run_t *run)
 {
     fprintf(stderr, "--- mcarun exited %d\n--- stdout:\n%s\n--- stderr:\n%s\n---\n", run->status,
             NULL != run->out ? run->out : "", NULL != run->err ? run->err : "");
+}
+
+bool mcarun_test_component_built(const char *fw, const char *comp, const char *plugin_dirs)
+{
+    char rel[256];
+    struct stat st;
+    snprintf(rel, sizeof(rel), "/opal/mca/%s/%s/.libs", fw, comp);
+    if (NULL == strstr(plugin_dirs, rel)) {
+        return false;
+    }
+    snprintf(rel, sizeof(rel), "opal/mca/%s/%s/mca_%s_%s.la", fw, comp, fw, comp);
+    if (0 == stat(mcarun_test_build_path(rel), &st)) {
+        return true;
+    }
+    snprintf(rel, sizeof(rel), "opal/mca/%s/%s/libmca_%s_%s.la", fw, comp, fw, comp);
+    return 0 == stat(mcarun_test_build_path(rel), &st);
 }

@@ -50,6 +50,11 @@ void mcarun_test_mcarun(mcarun_run_t *run, const char *stdin_data, const char *c
 
 void mcarun_test_run_free(mcarun_run_t *run);
 
+/* True when component comp of framework fw is part of this build: its
+ * build-tree plugin directory is among plugin_dirs (autogen found it) and
+ * its library was built, as a plugin or into libopal. */
+bool mcarun_test_component_built(const char *fw, const char *comp, const char *plugin_dirs);
+
 /* How many times needle occurs in text. */
 int mcarun_test_count(const char *text, const char *needle);
 

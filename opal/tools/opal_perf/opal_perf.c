@@ -85,10 +85,6 @@ static int run_size(perf_t *p, size_t size, perf_result_t *result)
     if (p->opts.validate) {
         perf_validate_prepare(p);
     }
-    /* Before this side's barrier message goes out: the leader sends data
-     * only once it has that message. */
-    p->rx_msgs_base = p->rx_msgs;
-    p->rx_ack_base = p->rx_ack;
     int rc = perf_sync(p, OPAL_SUCCESS);
     if (OPAL_SUCCESS == rc) {
         rc = perf_measure(p, result);

@@ -8,6 +8,7 @@
  *   opal_perf_options.c   the command line: subcommand, sizes, counts
  *   opal_perf_proto.c     the wire protocol over the btl: eager sends,
  *                         rendezvous with btl_get, fragments
+ *   opal_perf_setup.c     start-up and shut-down: modules, buffers, hello
  *   opal_perf_measure.c   the timed loops of each subcommand
  *   opal_perf_output.c    the table and the JSON document
  *   opal_perf.c           start-up, the run over every size, shut-down
@@ -147,12 +148,12 @@ typedef struct perf_t {
      * thread runs both (callbacks run from opal_progress or from inside
      * the send that completed at once), so plain integers suffice. */
     uint64_t rx_msgs; /* whole messages received into rbuf */
-    /* rx_msgs and rx_ack when the size's first barrier began: the
-     * measurement counts from these, since the leader's first messages
-     * may be received (in the same poll as its barrier message) before
-     * this side starts measuring. */
-    uint64_t rx_msgs_base;
-    uint64_t rx_ack_base;
+    /* How many of rx_msgs / rx_ack the loops have waited for so far: the
+     * next wait's target counts from here, never from the counter, since
+     * the peer's first messages may arrive before the loop starts (during
+     * the barrier before it). */
+    uint64_t rx_waited;
+    uint64_t ack_waited;
     size_t rx_frag_off; /* bytes of the current fragmented message */
     uint64_t rx_ack;
     uint64_t rx_hello;
@@ -186,6 +187,16 @@ typedef struct perf_t {
 int perf_proto_init(perf_t *p, size_t max_size, uint64_t digest);
 /* Undoes perf_proto_init (safe after a partial one). */
 void perf_proto_fini(perf_t *p);
+
+/* Pieces of start-up (opal_perf_setup.c) that need the protocol's own
+ * definitions: taking / giving back the tags, installing (p) or removing
+ * (NULL) the btl error callback, the hello message, and the bytes of a
+ * rendezvous request carrying a handle of handle_size bytes. */
+int perf_proto_register_tags(perf_t *p);
+void perf_proto_deregister_tags(void);
+void perf_proto_watch_errors(perf_t *p);
+int perf_send_hello(perf_t *p, uint64_t digest);
+size_t perf_rndv_request_size(size_t handle_size);
 
 /* Sets the size the next messages have (both ranks, before a sync). */
 void perf_proto_set_size(perf_t *p, size_t size);

@@ -29,7 +29,6 @@ static bool leads(const perf_t *p)
 
 static int latency(perf_t *p, long warmup, long iterations, uint64_t *ns)
 {
-    uint64_t expect = p->rx_msgs_base;
     uint64_t start = 0;
     bool lead = leads(p);
     for (long i = -warmup; i < iterations; ++i) {
@@ -40,10 +39,10 @@ static int latency(perf_t *p, long warmup, long iterations, uint64_t *ns)
         if (lead) {
             rc = perf_send(p);
             if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {
-                rc = perf_wait(p, &p->rx_msgs, ++expect);
+                rc = perf_wait(p, &p->rx_msgs, ++p->rx_waited);
             }
         } else {
-            rc = perf_wait(p, &p->rx_msgs, ++expect);
+            rc = perf_wait(p, &p->rx_msgs, ++p->rx_waited);
             if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {
                 rc = perf_send(p);
             }
@@ -71,8 +70,6 @@ static int send_window(perf_t *p, int count)
 static int windows(perf_t *p, long warmup, long iterations, uint64_t *ns)
 {
     int window = p->opts.window;
-    uint64_t expect = p->rx_msgs_base;
-    uint64_t acks = p->rx_ack_base;
     uint64_t start = 0;
     bool lead = leads(p);
     for (long i = -warmup; i < iterations; ++i) {
@@ -86,14 +83,14 @@ static int windows(perf_t *p, long warmup, long iterations, uint64_t *ns)
                 rc = perf_wait_sends(p);
             }
             if (OPAL_SUCCESS == rc && p->loopback) {
-                expect += (uint64_t) window;
-                rc = perf_wait(p, &p->rx_msgs, expect);
+                p->rx_waited += (uint64_t) window;
+                rc = perf_wait(p, &p->rx_msgs, p->rx_waited);
             } else if (OPAL_SUCCESS == rc) {
-                rc = perf_wait(p, &p->rx_ack, ++acks);
+                rc = perf_wait(p, &p->rx_ack, ++p->ack_waited);
             }
         } else {
-            expect += (uint64_t) window;
-            rc = perf_wait(p, &p->rx_msgs, expect);
+            p->rx_waited += (uint64_t) window;
+            rc = perf_wait(p, &p->rx_msgs, p->rx_waited);
             if (OPAL_SUCCESS == rc) {
                 rc = perf_send_ack(p);
             }
@@ -111,16 +108,15 @@ static int windows(perf_t *p, long warmup, long iterations, uint64_t *ns)
 static int both_ways(perf_t *p, long warmup, long iterations, uint64_t *ns)
 {
     int window = p->loopback ? 2 * p->opts.window : p->opts.window;
-    uint64_t expect = p->rx_msgs_base;
     uint64_t start = 0;
     for (long i = -warmup; i < iterations; ++i) {
         if (0 == i) {
             start = opal_timer_ns();
         }
-        expect += (uint64_t) window;
+        p->rx_waited += (uint64_t) window;
         int rc = send_window(p, window);
         if (OPAL_SUCCESS == rc) {
-            rc = perf_wait(p, &p->rx_msgs, expect);
+            rc = perf_wait(p, &p->rx_msgs, p->rx_waited);
         }
         if (OPAL_SUCCESS == rc) {
             rc = perf_wait_sends(p);

@@ -47,21 +47,39 @@ static const char *column_title(perf_command_t command)
     return "Messages/s";
 }
 
-/* "eager up to 4096 B, then get over sm in 131072 B pieces". */
+/* "eager up to 4096 B, then get over sm (pieces of 131072 B)": how the
+ * sizes travel from this side. */
 static void describe_protocol(const perf_t *p, char *buf, size_t len)
 {
-    if (NULL != p->rdma_btl) {
-        snprintf(buf, len, "eager up to %zu B, then get over %s in pieces of %zu B", p->eager_limit,
-                 p->rdma_btl->btl_component->btl_version.mca_component_name, p->get_piece);
-    } else {
-        snprintf(buf, len, "eager up to %zu B, then fragments of %zu B", p->eager_limit,
-                 p->frag_size);
+    size_t largest = 0;
+    for (size_t i = 0; i < p->opts.num_sizes; ++i) {
+        largest = p->opts.sizes[i] > largest ? p->opts.sizes[i] : largest;
+    }
+    int n = snprintf(buf, len, "eager up to %zu B", p->eager_limit);
+    size_t used = n > 0 ? (size_t) n : 0;
+    size_t min = NULL != p->rdma_btl ? p->rdma_btl->btl_min_rdma_pipeline_size : 0;
+    if (NULL == p->rdma_btl || min > p->eager_limit + 1) {
+        n = snprintf(buf + used, len - used, ", then fragments of %zu B", p->frag_size);
+        used += n > 0 ? (size_t) n : 0;
+        if (NULL != p->rdma_btl && used < len) {
+            n = snprintf(buf + used, len - used, " below %zu B", min);
+            used += n > 0 ? (size_t) n : 0;
+        }
+    }
+    if (NULL != p->rdma_btl && used < len) {
+        const char *name = p->rdma_btl->btl_component->btl_version.mca_component_name;
+        if (p->get_piece >= largest) {
+            snprintf(buf + used, len - used, ", then one get over %s", name);
+        } else {
+            snprintf(buf + used, len - used, ", then get over %s in pieces of %zu B", name,
+                     p->get_piece);
+        }
     }
 }
 
 void perf_output_table_header(const perf_t *p)
 {
-    char send[128], rdma[128], proto[160];
+    char send[128], rdma[128], proto[200];
     perf_output_modules(p, false, send, sizeof(send));
     perf_output_modules(p, true, rdma, sizeof(rdma));
     describe_protocol(p, proto, sizeof(proto));

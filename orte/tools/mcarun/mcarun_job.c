@@ -26,7 +26,7 @@ const char *mcarun_rank_name(const mcarun_rank_t *r, char *buf, size_t size)
 
 /* Prints "mcarun: <message>" as one write, so that it stays one line
  * among the ranks' output. */
-static void print_failure(const char *format, va_list ap) __attribute__((format(printf, 1, 0)));
+static void print_failure(const char *format, va_list ap) OPAL_PRINTF_LIKE(1, 0);
 static void print_failure(const char *format, va_list ap)
 {
     char text[1024];

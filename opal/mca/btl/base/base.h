@@ -124,7 +124,8 @@ OPAL_DECLSPEC extern opal_list_t mca_btl_base_modules_initialized;
  * component did not run, when no module at all is left. */
 OPAL_DECLSPEC int mca_btl_base_init(bool enable_progress_threads, bool enable_mpi_threads);
 
-/* Installs the error callback of every module (NULL removes them). */
+/* Installs the error callback of every module (NULL removes them);
+ * OPAL_ERR_NOT_INITIALIZED before mca_btl_base_init. */
 OPAL_DECLSPEC int mca_btl_base_register_error_cb(mca_btl_base_module_error_cb_fn_t cbfunc);
 
 /* Releases every peer, finalizes every module, unregisters progress and

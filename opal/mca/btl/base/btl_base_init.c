@@ -174,6 +174,7 @@ void mca_btl_base_release_modules(void)
         }
         OBJ_RELEASE(sm);
     }
+    mca_btl_base_mux_send_release();
     selected = false;
 }
 

@@ -38,6 +38,10 @@ void mca_btl_base_set_thread_flags(bool enable_progress_threads, bool enable_mpi
  * table. */
 void mca_btl_base_mux_release(void);
 
+/* Frees the bounce buffers of copying sends over in-place modules (those
+ * still out belong to sends that never completed). */
+void mca_btl_base_mux_send_release(void);
+
 /* Resets the counts of unclaimed messages (each tag's first one is
  * reported again). */
 void mca_btl_base_am_reset_unclaimed(void);

@@ -146,6 +146,12 @@ static int ask_module(mca_btl_base_module_t *btl, size_t n, opal_proc_t **procs,
             opal_output(mca_btl_base_output, "%s: add_procs failed: %s", module_name(btl),
                         opal_strerror(rc));
             mca_btl_base_mux_attempt_failed(attempts, index, rc);
+            /* What it set up before failing is not used: released now. */
+            for (size_t i = 0; i < n; ++i) {
+                if (opal_bitmap_is_set_bit(&reachable, (int) i) && NULL != endpoints[i]) {
+                    forget(btl, procs[i], endpoints[i]);
+                }
+            }
         }
     }
     for (size_t i = 0; OPAL_SUCCESS == rc && i < n; ++i) {

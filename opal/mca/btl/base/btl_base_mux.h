@@ -76,11 +76,15 @@ static inline mca_btl_base_peer_t *mca_btl_base_peer_get(uint32_t rank)
 
 /* Sends size bytes at data to peer with tag over its best send module,
  * copying them: sendi when the module has it and size fits the eager
- * limit, else prepare_src + send with the module owning the descriptor.
- * Returns OPAL_SUCCESS once the bytes are copied (data may be reused),
+ * limit (a descriptor from alloc when sendi is busy), else prepare_src +
+ * send with the module owning the descriptor (for a module that sends in
+ * place, from a copy the base keeps until the send completes). Never
+ * waits for progress, so it may be called from a callback. Returns
+ * OPAL_SUCCESS once the bytes are copied (data may be reused),
  * OPAL_ERR_RESOURCE_BUSY when the module cannot take them now (progress
  * and retry), OPAL_ERR_BAD_PARAM when size exceeds the module's
- * btl_max_send_size, OPAL_ERR_UNREACH when the peer has no send module. */
+ * btl_max_send_size, OPAL_ERR_UNREACH when the peer has no send module,
+ * or the module's error. */
 OPAL_DECLSPEC int mca_btl_base_mux_send_copy(mca_btl_base_peer_t *peer, mca_btl_base_tag_t tag,
                                              const void *data, size_t size);
 

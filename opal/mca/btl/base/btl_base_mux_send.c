@@ -6,25 +6,93 @@
 #include "opal/opal_config.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "opal/class/opal_list.h"
 #include "opal/mca/btl/base/base.h"
-#include "opal/runtime/opal_progress.h"
+#include "opal/mca/btl/base/btl_base_internal.h"
+#include "opal/threads/opal_mutex.h"
 #include "opal/util/opal_error.h"
 
-/* Completion of a send whose data the module may still read (prepare_src
- * on a SEND_INPLACE module): the caller waits for it. */
+/* Bounce buffers for modules that send in place (prepare_src may point at
+ * the data until the send completes): a copying send must give the caller
+ * its buffer back at once, and waiting for the completion instead would
+ * spin forever when the caller is itself a callback run by opal_progress,
+ * which does not nest. Buffers are allocated while warming up, then
+ * reused; bounce_lock guards the list when threads are in use. */
 typedef struct {
-    volatile bool done;
-    int status;
-} wait_t;
+    opal_list_item_t super;
+    size_t size;
+    unsigned char *data;
+} bounce_t;
 
-static void wait_cb(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
-                    struct mca_btl_base_descriptor_t *des, int status)
+static void bounce_construct(bounce_t *b)
 {
-    wait_t *w = des->des_cbdata;
-    w->status = status;
-    w->done = true;
+    b->size = 0;
+    b->data = NULL;
+}
+
+static void bounce_destruct(bounce_t *b)
+{
+    free(b->data);
+}
+
+static OBJ_CLASS_INSTANCE(bounce_t, opal_list_item_t, bounce_construct, bounce_destruct);
+
+static opal_list_t bounces;
+static opal_mutex_t bounce_lock;
+static bool bounces_ready = false;
+
+/* A buffer of at least size bytes, or NULL when memory runs out. */
+static bounce_t *bounce_get(size_t size)
+{
+    if (!bounces_ready) {
+        OBJ_CONSTRUCT(&bounces, opal_list_t);
+        OBJ_CONSTRUCT(&bounce_lock, opal_mutex_t);
+        bounces_ready = true;
+    }
+    OPAL_THREAD_LOCK(&bounce_lock);
+    bounce_t *b = (bounce_t *) opal_list_remove_first(&bounces);
+    OPAL_THREAD_UNLOCK(&bounce_lock);
+    if (NULL == b) {
+        b = OBJ_NEW(bounce_t);
+        if (NULL == b) {
+            return NULL;
+        }
+    }
+    if (b->size < size) {
+        unsigned char *bigger = realloc(b->data, size);
+        if (NULL == bigger) {
+            OBJ_RELEASE(b);
+            return NULL;
+        }
+        b->data = bigger;
+        b->size = size;
+    }
+    return b;
+}
+
+static void bounce_put(bounce_t *b)
+{
+    OPAL_THREAD_LOCK(&bounce_lock);
+    opal_list_prepend(&bounces, &b->super);
+    OPAL_THREAD_UNLOCK(&bounce_lock);
+}
+
+static void bounce_done(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                        struct mca_btl_base_descriptor_t *des, int status)
+{
+    bounce_put(des->des_cbdata);
+}
+
+void mca_btl_base_mux_send_release(void)
+{
+    if (bounces_ready) {
+        OPAL_LIST_DESTRUCT(&bounces);
+        OBJ_DESTRUCT(&bounce_lock);
+        bounces_ready = false;
+    }
 }
 
 /* Sends des; the caller's descriptor goes back to the module when the
@@ -82,38 +150,50 @@ int mca_btl_base_mux_send_hdr(mca_btl_base_peer_t *peer, mca_btl_base_tag_t tag,
     }
 
     /* Larger than the eager limit: the module packs after room for the
-     * header. A module that may point at the data instead is waited for,
-     * since the caller gets its buffer back on return. */
+     * header. A module that may point at the data instead gets a copy of
+     * it, given back when the send completes. */
     bool inplace = 0 != (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE);
+    bounce_t *bounce = NULL;
+    if (inplace && 0 < size) {
+        bounce = bounce_get(size);
+        if (NULL == bounce) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        memcpy(bounce->data, data, size);
+        data = bounce->data;
+    }
     size_t packed = size;
-    uint32_t flags = inplace ? MCA_BTL_DES_FLAGS_BTL_OWNERSHIP | MCA_BTL_DES_SEND_ALWAYS_CALLBACK
-                             : MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    uint32_t flags = NULL != bounce
+                         ? MCA_BTL_DES_FLAGS_BTL_OWNERSHIP | MCA_BTL_DES_SEND_ALWAYS_CALLBACK
+                         : MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     mca_btl_base_descriptor_t *des =
         btl->btl_prepare_src(btl, endpoint, data, MCA_BTL_NO_ORDER, header_size, &packed, flags);
+    int rc = OPAL_SUCCESS;
     if (NULL == des) {
-        return OPAL_ERR_RESOURCE_BUSY;
-    }
-    if (packed != size) {
+        rc = OPAL_ERR_RESOURCE_BUSY;
+    } else if (packed != size) {
         (void) btl->btl_free(btl, des);
-        return OPAL_ERR_BAD_PARAM;
+        rc = OPAL_ERR_BAD_PARAM;
+    }
+    if (OPAL_SUCCESS != rc) {
+        if (NULL != bounce) {
+            bounce_put(bounce);
+        }
+        return rc;
     }
     if (0 < header_size) {
         memcpy(des->des_segments[0].seg_addr, header, header_size);
     }
-    if (!inplace) {
-        return send_des(btl, endpoint, des, tag);
+    if (NULL != bounce) {
+        des->des_cbfunc = bounce_done;
+        des->des_cbdata = bounce;
     }
-    wait_t w = {.done = false, .status = OPAL_SUCCESS};
-    des->des_cbfunc = wait_cb;
-    des->des_cbdata = &w;
-    int rc = send_des(btl, endpoint, des, tag);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
+    rc = send_des(btl, endpoint, des, tag);
+    if (OPAL_SUCCESS != rc && NULL != bounce) {
+        /* Not sent: the callback will not run. */
+        bounce_put(bounce);
     }
-    while (!w.done) {
-        opal_progress();
-    }
-    return w.status;
+    return rc;
 }
 
 int mca_btl_base_mux_send_copy(mca_btl_base_peer_t *peer, mca_btl_base_tag_t tag, const void *data,

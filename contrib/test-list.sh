@@ -1,0 +1,139 @@
+# Sourced (bash) by the scripts that run lists of test commands outside
+# Check: contrib/rdma-vm/test-verbs.sh (in the soft-RoCE guest) and
+# test/btl/netns/btl_netns_test.sh (ranks in two network namespaces).
+#
+# A list file has one test a line, NAME NEEDS COMMAND...:
+#   NAME     what the PASS / FAIL / SKIP lines call it
+#   NEEDS    "-", or comma-separated build-tree paths (globs allowed) that
+#            must exist; a test whose needs are missing is skipped, or
+#            fails when tl_require_all=yes
+#   COMMAND  bash, run in the build directory with a time limit
+# Blank lines and lines starting with # are ignored.
+
+tl_passed=0
+tl_failed=0
+tl_skipped=0
+tl_failures=()
+tl_require_all=no
+tl_timeout=300
+tl_child=
+
+tl_pass() {
+    echo "PASS $1"
+    tl_passed=$((tl_passed + 1))
+}
+tl_fail() {
+    echo "FAIL $1"
+    tl_failed=$((tl_failed + 1))
+    tl_failures+=("$1")
+}
+tl_skip() {
+    echo "SKIP $1"
+    tl_skipped=$((tl_skipped + 1))
+}
+
+# tl_run NAME COMMAND: runs one bash command in $tl_build with the time
+# limit, its output indented; PASS when it exits 0.
+tl_run() {
+    local name=$1 command=$2 start=$SECONDS
+    echo "-- $name: $command"
+    # In the background and waited for, so that the caller's signal traps
+    # run at once; timeout(1) passes a TERM on to the whole command.
+    (cd "$tl_build" && exec timeout -k 10 "$tl_timeout" bash -c "$command") \
+        </dev/null > >(sed 's/^/    | /') 2>&1 &
+    tl_child=$!
+    netns_child=$tl_child
+    wait "$tl_child"
+    local rc=$?
+    tl_child=
+    netns_child=
+    if [ "$rc" -eq 0 ]; then
+        tl_pass "$name ($((SECONDS - start)) s)"
+    elif [ "$rc" -eq 124 ]; then
+        tl_fail "$name: no result within $tl_timeout s"
+    else
+        tl_fail "$name: status $rc"
+    fi
+}
+
+# tl_missing NEEDS: prints the needs that do not exist in $tl_build.
+tl_missing() {
+    local need missing=()
+    [ "$1" = - ] && return 0
+    IFS=, read -r -a need_list <<<"$1"
+    for need in "${need_list[@]}"; do
+        compgen -G "$tl_build/$need" >/dev/null || missing+=("$need")
+    done
+    echo "${missing[*]}"
+}
+
+# tl_run_list FILE: runs the tests of a list file in $tl_build.
+tl_run_list() {
+    local file=$1 name needs command missing
+    if [ ! -r "$file" ]; then
+        tl_fail "cannot read the test list $file"
+        return
+    fi
+    while read -r name needs command; do
+        case "$name" in '' | '#'*) continue ;; esac
+        if [ -z "$command" ]; then
+            tl_fail "$file: line '$name $needs' has no command"
+            continue
+        fi
+        missing=$(tl_missing "$needs")
+        if [ -n "$missing" ]; then
+            if [ "$tl_require_all" = yes ]; then
+                tl_fail "$name: not built: $missing"
+            else
+                tl_skip "$name: not built: $missing"
+            fi
+            continue
+        fi
+        tl_run "$name" "$command"
+    done <"$file"
+}
+
+# tl_summary LABEL: the closing lines; returns 0 when nothing failed (and,
+# with tl_require_all=yes, nothing was skipped).
+tl_summary() {
+    local f
+    echo
+    for f in "${tl_failures[@]}"; do
+        echo "failed: $f"
+    done
+    echo "$1: $tl_passed passed, $tl_failed failed, $tl_skipped skipped"
+    [ $tl_failed -eq 0 ] && { [ "$tl_require_all" = no ] || [ $tl_skipped -eq 0 ]; }
+}
+
+# tl_build_env BUILD: what `make check` gives tests, for commands run by
+# hand from the build tree BUILD: its plugins on the component path and its
+# help files on the help path (each unless already set); exports MCARUN,
+# BUILD and SRCDIR (the source tree, from BUILD's Makefile).
+tl_build_env() {
+    local build=$1 srcdir
+    tl_build=$build
+    srcdir=$(sed -n 's/^abs_top_srcdir = //p' "$build/Makefile" 2>/dev/null)
+    if [ -z "${OPAL_MCA_mca_base_component_path:-}" ]; then
+        # The list the tests get (mca.am's mca_plugin_dirs), not a search of
+        # the tree: that would also find, say, a failed distcheck's copy.
+        local dirs
+        dirs=$(sed -n 's/^mca_plugin_dirs = //p' "$build/Makefile" 2>/dev/null)
+        dirs=${dirs//\$(abs_top_builddir)/$build}
+        [ -n "$dirs" ] && export OPAL_MCA_mca_base_component_path=$dirs
+    fi
+    if [ -z "${OPAL_SHOW_HELP_PATH:-}" ] && [ -n "$srcdir" ]; then
+        # help_dirs, as make check joins it (a variable over several lines).
+        local help
+        help=$(awk 'f || /^help_dirs = / {
+                        f = 1; line = $0; more = sub(/\\$/, "", line); all = all " " line
+                        if (!more) exit
+                    }
+                    END { sub(/^ *help_dirs = */, "", all); print all }' "$build/Makefile")
+        help=${help//\$(abs_top_srcdir)/$srcdir}
+        OPAL_SHOW_HELP_PATH=$(echo $help | tr ' ' ':')
+        [ -n "$OPAL_SHOW_HELP_PATH" ] && export OPAL_SHOW_HELP_PATH
+    fi
+    export MCARUN=$build/orte/tools/mcarun/mcarun
+    export BUILD=$build
+    export SRCDIR=${srcdir:-$build}
+}

@@ -1,0 +1,224 @@
+/*
+ * btl/sm's fast boxes: a single-producer single-consumer ring per pair of
+ * processes that talk often, in the sender's segment. A message is an
+ * 8-byte header then its payload, rounded up to SM_FBOX_ALIGN bytes; a
+ * message never wraps: when it does not fit before the ring's end, a
+ * WRAP header sends the reader back to the start.
+ *
+ * Positions are byte counts that only grow (modulo 2^32): the sender's
+ * end, the receiver's start, used = end - start. The receiver publishes
+ * its start in the fast box's control line after reading, so the sender
+ * knows what it may overwrite; the sender reads it only when its cached
+ * copy says the ring is full.
+ *
+ * A header is published by one 64-bit release store once its payload is
+ * written; it is current when its sequence number is the one the reader
+ * expects (sequence numbers skip 0, so zeroed memory is never current).
+ * Before publishing, the sender zeroes the header word just past the new
+ * message when that is free space: old payload bytes there could
+ * otherwise look like a current header when the reader gets there.
+ *
+ * The receiver trusts nothing in the ring: a header whose size would
+ * overrun the ring is reported as corrupt; sizes, tags and types go to
+ * the caller in locals, which it checks.
+ */
+#ifndef OPAL_MCA_BTL_SM_BTL_SM_FBOX_H
+#define OPAL_MCA_BTL_SM_BTL_SM_FBOX_H
+
+#include "opal/opal_config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opal/mca/btl/sm/btl_sm_layout.h"
+#include "opal/threads/opal_atomic.h"
+
+/* Messages start at multiples of this; a power of two, at least 8. */
+#define SM_FBOX_ALIGN    32u
+#define SM_FBOX_HDR_SIZE 8u
+/* The smallest ring: a few messages of the largest inline size. */
+#define SM_FBOX_MIN_SIZE 256u
+
+typedef union sm_fbox_hdr_t {
+    struct {
+        uint32_t seq;
+        uint16_t size; /* payload bytes; SM_MSG_FRAG: the fragment index */
+        uint8_t tag;
+        uint8_t type;
+    } data;
+    uint64_t word;
+} sm_fbox_hdr_t;
+
+/* The sender's side of one fast box. */
+typedef struct sm_fbox_out_t {
+    sm_fbox_ctl_t *ctl;
+    uint8_t *ring;
+    uint32_t size;  /* ring bytes, a power of two */
+    uint32_t end;   /* bytes written so far */
+    uint32_t start; /* the receiver's start as last read */
+    uint32_t seq;   /* of the next message */
+} sm_fbox_out_t;
+
+/* The receiver's side. */
+typedef struct sm_fbox_in_t {
+    sm_fbox_ctl_t *ctl;
+    const uint8_t *ring;
+    uint32_t size;
+    uint32_t start;     /* bytes consumed */
+    uint32_t seq;       /* expected next */
+    uint32_t published; /* start as last stored in ctl */
+} sm_fbox_in_t;
+
+/* A message as the receiver sees it (values copied out of the ring). */
+typedef struct sm_fbox_msg_t {
+    const uint8_t *payload;
+    uint32_t size;
+    uint8_t tag;
+    uint8_t type;
+} sm_fbox_msg_t;
+
+/* What sm_fbox_reserve returns when the receiver's start is nonsense. */
+#define SM_FBOX_CORRUPT UINT32_MAX
+/* ... and when the message does not fit now. */
+#define SM_FBOX_FULL (UINT32_MAX - 1)
+
+static inline uint32_t sm_fbox_next_seq(uint32_t seq)
+{
+    return 0 == seq + 1 ? 1 : seq + 1;
+}
+
+static inline uint32_t sm_fbox_need(uint32_t payload)
+{
+    return (SM_FBOX_HDR_SIZE + payload + SM_FBOX_ALIGN - 1) & ~(SM_FBOX_ALIGN - 1);
+}
+
+static inline opal_atomic_uint64_t *sm_fbox_word(const uint8_t *ring, uint32_t pos)
+{
+    return (opal_atomic_uint64_t *) (uintptr_t) (ring + pos);
+}
+
+/* Clears a fast box (control line and ring) of ring_size bytes at base and
+ * sets up the sender's view of it. */
+void mca_btl_sm_fbox_format(sm_fbox_out_t *out, void *base, uint32_t ring_size);
+
+/* Sets up the receiver's view of a fast box formatted by the peer. */
+static inline void sm_fbox_in_attach(sm_fbox_in_t *in, void *base, uint32_t ring_size)
+{
+    in->ctl = (sm_fbox_ctl_t *) base;
+    in->ring = (const uint8_t *) base + SM_FBOX_CTL_SIZE;
+    in->size = ring_size;
+    in->start = 0;
+    in->seq = 1;
+    in->published = 0;
+}
+
+/* Reserves room for a message of payload bytes (sm_fbox_need(payload) <=
+ * the ring size) and returns its position in the ring (the payload goes
+ * at ring + position + SM_FBOX_HDR_SIZE), SM_FBOX_FULL when there is no
+ * room now, or SM_FBOX_CORRUPT when the receiver's published start is
+ * impossible. Must be followed by sm_fbox_commit. */
+static inline uint32_t sm_fbox_reserve(sm_fbox_out_t *out, uint32_t payload)
+{
+    const uint32_t need = sm_fbox_need(payload);
+    uint32_t pos = out->end & (out->size - 1);
+    uint32_t skip = pos + need > out->size ? out->size - pos : 0;
+    if (OPAL_UNLIKELY(out->end - out->start + skip + need > out->size)) {
+        /* Acquire pairs with the receiver's release store after it read
+         * the messages before start: their bytes may be overwritten. */
+        uint32_t start = atomic_load_explicit(&out->ctl->read_count, memory_order_acquire);
+        if (OPAL_UNLIKELY(out->end - start > out->size)) {
+            return SM_FBOX_CORRUPT;
+        }
+        out->start = start;
+        if (out->end - out->start + skip + need > out->size) {
+            return SM_FBOX_FULL;
+        }
+    }
+    if (skip) {
+        sm_fbox_hdr_t wrap = {.data = {.seq = out->seq, .size = 0, .tag = 0, .type = SM_MSG_WRAP}};
+        /* Release pairs with the reader's acquire load of the header;
+         * position 0, where it goes next, holds a header of an earlier
+         * lap or zero, never a current one. */
+        atomic_store_explicit(sm_fbox_word(out->ring, pos), wrap.word, memory_order_release);
+        out->seq = sm_fbox_next_seq(out->seq);
+        out->end += skip;
+        pos = 0;
+    }
+    return pos;
+}
+
+/* Publishes the message reserved at pos, its payload written. */
+static inline void sm_fbox_commit(sm_fbox_out_t *out, uint32_t pos, uint32_t payload, uint8_t tag,
+                                  uint8_t type)
+{
+    const uint32_t need = sm_fbox_need(payload);
+    uint32_t next = out->end + need;
+    /* Free space past the message (by the cached start, which is never
+     * ahead of the real one): zero the word the reader will look at next,
+     * unless the ring wraps there (position 0 only ever holds headers). */
+    if (next - out->start < out->size && 0 != (next & (out->size - 1))) {
+        atomic_store_explicit(sm_fbox_word(out->ring, next & (out->size - 1)), 0,
+                              memory_order_relaxed);
+    }
+    sm_fbox_hdr_t hdr = {
+        .data = {.seq = out->seq, .size = (uint16_t) payload, .tag = tag, .type = type}};
+    /* Release pairs with the reader's acquire load: the payload and the
+     * zeroed word are visible before the header. */
+    atomic_store_explicit(sm_fbox_word(out->ring, pos), hdr.word, memory_order_release);
+    out->seq = sm_fbox_next_seq(out->seq);
+    out->end = next;
+}
+
+/* Looks at the next message: 1 with *msg filled, 0 when there is none
+ * yet, -1 when the ring holds something impossible (a header overrunning
+ * the ring, a WRAP where none can be). Does not consume it. */
+static inline int sm_fbox_peek(sm_fbox_in_t *in, sm_fbox_msg_t *msg)
+{
+    for (int wraps = 0; wraps < 2; ++wraps) {
+        uint32_t pos = in->start & (in->size - 1);
+        sm_fbox_hdr_t hdr;
+        /* Acquire pairs with the sender's release store of the header. */
+        hdr.word = atomic_load_explicit(sm_fbox_word(in->ring, pos), memory_order_acquire);
+        if (hdr.data.seq != in->seq) {
+            return 0;
+        }
+        if (SM_MSG_WRAP == hdr.data.type) {
+            if (0 == pos) {
+                return -1;
+            }
+            in->start += in->size - pos;
+            in->seq = sm_fbox_next_seq(in->seq);
+            continue;
+        }
+        if (pos + sm_fbox_need(hdr.data.size) > in->size) {
+            return -1;
+        }
+        msg->payload = in->ring + pos + SM_FBOX_HDR_SIZE;
+        msg->size = hdr.data.size;
+        msg->tag = hdr.data.tag;
+        msg->type = hdr.data.type;
+        return 1;
+    }
+    /* A WRAP right after a WRAP (at position 0). */
+    return -1;
+}
+
+/* Moves past the message peek returned. */
+static inline void sm_fbox_consume(sm_fbox_in_t *in, const sm_fbox_msg_t *msg)
+{
+    in->start += sm_fbox_need(msg->size);
+    in->seq = sm_fbox_next_seq(in->seq);
+}
+
+/* Tells the sender how far the receiver has read, once its reads of the
+ * consumed messages are done. */
+static inline void sm_fbox_publish(sm_fbox_in_t *in)
+{
+    if (in->published != in->start) {
+        /* Release pairs with the sender's acquire load in reserve. */
+        atomic_store_explicit(&in->ctl->read_count, in->start, memory_order_release);
+        in->published = in->start;
+    }
+}
+
+#endif /* OPAL_MCA_BTL_SM_BTL_SM_FBOX_H */

@@ -1,0 +1,296 @@
+/*
+ * btl/sm's own jobs, beyond the generic suite: mcarun starts btl_sm_rank
+ * from the build tree, and each test checks what the ranks said and how
+ * the job ended: segments unlinked once mapped, flow control, tiny
+ * resources, peers that die or scribble on what others read, blocking
+ * mode, and a peer whose /dev/shm is not ours. Under valgrind (make
+ * check-valgrind) the ranks run under valgrind too, with smaller counts.
+ */
+#include "opal/opal_config.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test/orte/mcarun_test_support.h"
+#include "test/orte/orte_test_support.h"
+#include "test/support/opal_test.h"
+
+static char rank_prog[PATH_MAX];
+
+/* mcarun's arguments, then (under valgrind) valgrind's, then the rank
+ * program and the case. */
+static void run_job(mcarun_run_t *run, const char *const *mcarun_args, const char *const *case_args)
+{
+    const char *args[64];
+    size_t n = 0;
+    for (size_t i = 0; NULL != mcarun_args[i]; ++i) {
+        args[n++] = mcarun_args[i];
+    }
+    args[n++] = "--timeout";
+    args[n++] = opal_test_under_valgrind() ? "300" : "60";
+    if (opal_test_under_valgrind()) {
+        static char supp[PATH_MAX];
+        snprintf(supp, sizeof(supp), "--suppressions=%s/../contrib/valgrind.supp",
+                 opal_test_srcdir());
+        args[n++] = "valgrind";
+        args[n++] = "--quiet";
+        args[n++] = "--error-exitcode=97";
+        args[n++] = "--leak-check=full";
+        args[n++] = "--errors-for-leak-kinds=definite,indirect";
+        args[n++] = "--show-leak-kinds=definite,indirect";
+        args[n++] = supp;
+    }
+    args[n++] = rank_prog;
+    for (size_t i = 0; NULL != case_args[i]; ++i) {
+        args[n++] = case_args[i];
+    }
+    args[n] = NULL;
+    mcarun_test_mcarun(run, NULL, args);
+}
+
+#define JOB(run, mcarun_list, case_list)                                                           \
+    do {                                                                                           \
+        const char *const m_[] = {mcarun_list, NULL};                                              \
+        const char *const c_[] = {case_list, NULL};                                                \
+        run_job((run), m_, c_);                                                                    \
+    } while (0)
+#define ARGS(...) __VA_ARGS__
+
+/* Asserts, printing the job's output first when it fails. */
+#define EXPECT(run, cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            mcarun_test_dump(run);                                                                 \
+            ck_abort_msg("expected: %s", #cond);                                                   \
+        }                                                                                          \
+    } while (0)
+
+static int count(const char *text, const char *needle)
+{
+    return mcarun_test_count(text, needle);
+}
+
+static const char *small(const char *full, const char *under_valgrind)
+{
+    return opal_test_under_valgrind() ? under_valgrind : full;
+}
+
+/* Files of any btl/sm segment of this user left in /dev/shm. */
+static int shm_files(void)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "opal-mca.%lu.", (unsigned long) geteuid());
+    DIR *dir = opendir("/dev/shm");
+    if (NULL == dir) {
+        return 0;
+    }
+    int n = 0;
+    struct dirent *e;
+    while (NULL != (e = readdir(dir))) {
+        if (0 == strncmp(e->d_name, prefix, strlen(prefix)) &&
+            NULL != strstr(e->d_name, "btl_sm.")) {
+            ++n;
+        }
+    }
+    closedir(dir);
+    return n;
+}
+
+static void expect_alltoall(mcarun_run_t *run, int np)
+{
+    char line[96];
+    EXPECT(run, 0 == run->status);
+    for (int r = 0; r < np; ++r) {
+        snprintf(line, sizeof(line), "rank %d alltoall ok:", r);
+        EXPECT(run, 1 == count(run->out, line));
+    }
+    /* Every rank reached its neighbour through sm, and once every peer
+     * had mapped every segment, none was left in /dev/shm. */
+    EXPECT(run, np == count(run->out, "module sm; shm leftovers 0\n"));
+}
+
+START_TEST(all_to_all_np2_every_size_in_order)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("alltoall", small("60", "8")));
+    expect_alltoall(&run, 2);
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(all_to_all_with_tiny_resources_still_completes)
+{
+    /* Small FIFO, few fragments and credits, no fast boxes at first: every
+     * path that waits for room is taken. */
+    mcarun_run_t run;
+    JOB(&run,
+        ARGS("-np", "3", "--oversubscribe", "--mca", "btl", "self,sm", "--mca", "btl_sm_fifo_size",
+             "4", "--mca", "btl_sm_eager_frags", "4", "--mca", "btl_sm_max_frags", "2", "--mca",
+             "btl_sm_frags_per_peer", "3", "--mca", "btl_sm_fbox_size", "256", "--mca",
+             "btl_sm_fbox_threshold", "50"),
+        ARGS("alltoall", small("80", "6")));
+    expect_alltoall(&run, 3);
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(busy_receiver_bounds_the_sender)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("flood"));
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == count(run.out, "rank 0 flood ok: busy after "));
+    EXPECT(&run, 1 == count(run.out, "rank 1 flood ok: 5000 messages in order"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(killed_peer_is_reported_and_survivors_finish)
+{
+    int before = shm_files();
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "3", "--oversubscribe", "--enable-recovery", "--mca", "btl", "self,sm"),
+        ARGS("kill"));
+    /* mcarun reports the killed rank; the others ended well. */
+    EXPECT(&run, 0 != run.status && 124 != run.status);
+    EXPECT(&run, 1 == count(run.out, "rank 0 kill ok: error callback for rank 2"));
+    EXPECT(&run, 1 == count(run.out, "rank 1 kill ok: error callback for rank 2"));
+    /* While the job still ran, the dead rank had left nothing in /dev/shm;
+     * after it, neither had anyone. */
+    EXPECT(&run, 2 == count(run.out, "unreachable, shm leftovers 0\n"));
+    EXPECT(&run, 1 == count(run.out, "rank 0: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
+    EXPECT(&run, 1 == count(run.out, "rank 1: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
+    EXPECT(&run, shm_files() <= before);
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+static void fault_job(const char *kind, const char *what)
+{
+    mcarun_run_t run;
+    /* Peers and FIFOs checked every millisecond: the survivors' last
+     * progress loop (btl_sm_rank) is sure to include checks. */
+    JOB(&run,
+        ARGS("-np", "3", "--oversubscribe", "--mca", "btl", "self,sm", "--mca",
+             "btl_sm_liveness_interval", "1"),
+        ARGS("fault", kind));
+    EXPECT(&run, 0 == run.status);
+    for (int r = 0; r < 3; ++r) {
+        char line[64];
+        snprintf(line, sizeof(line), "rank %d fault ok", r);
+        EXPECT(&run, 1 == count(run.out, line));
+    }
+    if (NULL != what) {
+        /* Both receivers name the rank that scribbled, and what it did. */
+        EXPECT(&run, 2 == count(run.out, what));
+        EXPECT(&run, 1 == count(run.out, "rank 0: error callback: flags 0x4 peer 2: sm: rank 2"));
+        EXPECT(&run, 1 == count(run.out, "rank 1: error callback: flags 0x4 peer 2: sm: rank 2"));
+    } else {
+        EXPECT(&run, 0 == count(run.out, "error callback"));
+        EXPECT(&run, 2 <= count(run.err, "FIFO was scribbled on by a peer") +
+                              count(run.out, "FIFO was scribbled on by a peer"));
+    }
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(scribbled_fifo_entry_names_the_peer)
+{
+    fault_job("fifo_entry", "wrote into this process's FIFO after setting up its fast box");
+}
+END_TEST
+
+START_TEST(scribbled_fragment_length_names_the_peer)
+{
+    fault_job("frag_len", "; it holds ");
+}
+END_TEST
+
+START_TEST(scribbled_fast_box_size_names_the_peer)
+{
+    fault_job("fbox_size", "fast box holds an impossible header");
+}
+END_TEST
+
+START_TEST(scribbled_fast_box_type_names_the_peer)
+{
+    fault_job("fbox_type", "fast box holds a message of unknown type");
+}
+END_TEST
+
+START_TEST(scribbled_fifo_tail_is_repaired)
+{
+    fault_job("fifo_tail", NULL);
+}
+END_TEST
+
+START_TEST(blocking_receiver_sleeps_and_wakes)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm", "--mca", "btl_sm_blocking", "1"),
+        ARGS("blocking", "40"));
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == count(run.out, "rank 0 blocking ok: 40 messages"));
+    EXPECT(&run, 1 == count(run.out, "rank 1 blocking ok"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(progress_wait_without_blocking_mode_never_sleeps_through_messages)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("blocking", "20"));
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == count(run.out, "rank 0 blocking ok: 20 messages"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(peer_with_a_private_dev_shm_is_not_claimed)
+{
+    /* Rank 1 gets a /dev/shm of its own (a mount namespace): sm must see
+     * it is not shared, and say so. Needs unshare and mount rights. */
+    if (0 != system("unshare --mount --propagation private sh -c "
+                    "'mount -t tmpfs none /dev/shm' >/dev/null 2>&1")) {
+        return;
+    }
+    char script[2 * PATH_MAX + 512];
+    snprintf(script, sizeof(script),
+             "if [ \"$OPAL_ORTE_RANK\" = 1 ]; then exec unshare --mount --propagation private sh "
+             "-c 'mount -t tmpfs none /dev/shm && exec \"$0\" \"$@\"' %s alltoall 1; else exec "
+             "%s alltoall 1; fi",
+             rank_prog, rank_prog);
+    const char *const args[] = {"-np",     "2",  "--timeout", "60",   "--mca", "btl",
+                                "self,sm", "sh", "-c",        script, NULL};
+    mcarun_run_t run;
+    mcarun_test_mcarun(&run, NULL, args);
+    EXPECT(&run, 0 != run.status);
+    EXPECT(&run, NULL != strstr(run.err, "does not share this /dev/shm") ||
+                     NULL != strstr(run.out, "does not share this /dev/shm"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+int main(void)
+{
+    orte_test_forget_launchers();
+    orte_test_use_build_tree_plugins();
+    snprintf(rank_prog, sizeof(rank_prog), "%s", mcarun_test_build_path("test/btl/btl_sm_rank"));
+    Suite *s = suite_create("btl_sm_faults");
+    OPAL_TEST_ADD(s, all_to_all_np2_every_size_in_order);
+    OPAL_TEST_ADD(s, all_to_all_with_tiny_resources_still_completes);
+    OPAL_TEST_ADD(s, busy_receiver_bounds_the_sender);
+    OPAL_TEST_ADD(s, killed_peer_is_reported_and_survivors_finish);
+    OPAL_TEST_ADD(s, scribbled_fifo_entry_names_the_peer);
+    OPAL_TEST_ADD(s, scribbled_fragment_length_names_the_peer);
+    OPAL_TEST_ADD(s, scribbled_fast_box_size_names_the_peer);
+    OPAL_TEST_ADD(s, scribbled_fast_box_type_names_the_peer);
+    OPAL_TEST_ADD(s, scribbled_fifo_tail_is_repaired);
+    OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
+    OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
+    OPAL_TEST_ADD(s, peer_with_a_private_dev_shm_is_not_claimed);
+    return opal_test_run(s);
+}

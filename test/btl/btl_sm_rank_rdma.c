@@ -1,0 +1,241 @@
+/*
+ * btl_sm_rank: put / get between neighbours (rank r reads and writes
+ * rank r+1's registered buffers), and a get bandwidth loop for people.
+ */
+#include "opal/opal_config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/runtime/opal_rte.h"
+#include "opal/util/opal_error.h"
+#include "test/btl/btl_sm_rank.h"
+
+#define READ_SIZE  ((size_t) 4 << 20)
+#define WRITE_SIZE ((size_t) 1 << 20)
+
+static volatile uint64_t completions;
+static volatile int last_status;
+
+static void rdma_cb(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                    void *local_address, mca_btl_base_registration_handle_t *local_handle,
+                    void *context, void *cbdata, int status)
+{
+    (void) btl;
+    (void) endpoint;
+    (void) local_address;
+    (void) local_handle;
+    (void) context;
+    (void) cbdata;
+    last_status = status;
+    completions = completions + 1;
+}
+
+static uint8_t read_pattern(uint32_t owner, size_t i)
+{
+    return (uint8_t) (owner * 13u + i * 3u + (i >> 10));
+}
+
+static uint8_t write_pattern(uint32_t writer, size_t i)
+{
+    return (uint8_t) (writer * 17u + i * 5u + 1u);
+}
+
+static mca_btl_base_module_t *rdma_btl(uint32_t dst, struct mca_btl_base_endpoint_t **ep)
+{
+    mca_btl_base_peer_t *peer = mca_btl_base_peer_get(dst);
+    if (NULL == peer || 0 == peer->rdma_count) {
+        return NULL;
+    }
+    *ep = peer->rdma[0].endpoint;
+    return peer->rdma[0].btl;
+}
+
+/* One operation, waited for; returns its status. */
+static int rdma_op(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, bool get,
+                   void *local, uint64_t remote, mca_btl_base_registration_handle_t *lh,
+                   mca_btl_base_registration_handle_t *rh, size_t size)
+{
+    uint64_t target = completions + 1;
+    int rc;
+    do {
+        rc = get ? btl->btl_get(btl, ep, local, remote, lh, rh, size, 0, MCA_BTL_NO_ORDER, rdma_cb,
+                                NULL, NULL)
+                 : btl->btl_put(btl, ep, local, remote, lh, rh, size, 0, MCA_BTL_NO_ORDER, rdma_cb,
+                                NULL, NULL);
+        if (OPAL_ERR_RESOURCE_BUSY == rc) {
+            opal_progress();
+        }
+    } while (OPAL_ERR_RESOURCE_BUSY == rc);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    sm_rank_wait(&completions, target, get ? "get completion" : "put completion");
+    return last_status;
+}
+
+void sm_rank_case_rdma(void)
+{
+    const uint32_t me = sm_rank_me, n = sm_rank_size;
+    const uint32_t target = (me + 1) % n, source = (me + n - 1) % n;
+    struct mca_btl_base_endpoint_t *ep = NULL;
+    mca_btl_base_module_t *btl = rdma_btl(target, &ep);
+    if (n < 2 || NULL == btl) {
+        sm_rank_fail("no put/get module reaches rank %u", target);
+    }
+    if (btl->btl_registration_handle_size > SM_RANK_HANDLE_MAX) {
+        sm_rank_fail("registration handles of %zu bytes", btl->btl_registration_handle_size);
+    }
+    uint8_t *readable = malloc(READ_SIZE), *writable = calloc(1, WRITE_SIZE);
+    uint8_t *local = malloc(READ_SIZE + 64);
+    if (NULL == readable || NULL == writable || NULL == local) {
+        sm_rank_fail("out of memory");
+    }
+    for (size_t i = 0; i < READ_SIZE; ++i) {
+        readable[i] = read_pattern(me, i);
+    }
+    mca_btl_base_registration_handle_t *rh =
+        btl->btl_register_mem(btl, NULL, readable, READ_SIZE, MCA_BTL_REG_FLAG_REMOTE_READ);
+    mca_btl_base_registration_handle_t *wh =
+        btl->btl_register_mem(btl, NULL, writable, WRITE_SIZE, MCA_BTL_REG_FLAG_REMOTE_WRITE);
+    mca_btl_base_registration_handle_t *lh =
+        btl->btl_register_mem(btl, NULL, local, READ_SIZE + 64,
+                              MCA_BTL_REG_FLAG_LOCAL_WRITE | MCA_BTL_REG_FLAG_LOCAL_READ);
+    if (NULL == rh || NULL == wh || NULL == lh) {
+        sm_rank_fail("register_mem");
+    }
+    sm_rank_ctrl_t ctrl = {.kind = SM_CTRL_HANDLES,
+                           .src = me,
+                           .read_address = (uint64_t) (uintptr_t) readable,
+                           .write_address = (uint64_t) (uintptr_t) writable};
+    memcpy(ctrl.read_handle, rh, btl->btl_registration_handle_size);
+    memcpy(ctrl.write_handle, wh, btl->btl_registration_handle_size);
+    if (OPAL_SUCCESS != sm_rank_send_ctrl(source, &ctrl)) {
+        sm_rank_fail("sending handles");
+    }
+    sm_rank_wait32(&sm_rank_ctrl_count[target][SM_CTRL_HANDLES], 1, "handles");
+    const sm_rank_ctrl_t *theirs = &sm_rank_ctrl_last[target];
+    uint8_t their_read[SM_RANK_HANDLE_MAX], their_write[SM_RANK_HANDLE_MAX];
+    memcpy(their_read, theirs->read_handle, sizeof(their_read));
+    memcpy(their_write, theirs->write_handle, sizeof(their_write));
+    mca_btl_base_registration_handle_t *trh = (void *) their_read, *twh = (void *) their_write;
+    const uint64_t raddr = theirs->read_address, waddr = theirs->write_address;
+
+    /* Gets at offsets and sizes, including empty and whole. */
+    static const size_t gets[][3] = {{0, 0, 0},        {0, 1, 3},        {1, 7, 0},
+                                     {100, 4096, 1},   {4095, 65537, 5}, {123457, 300001, 7},
+                                     {0, READ_SIZE, 0}};
+    for (size_t g = 0; g < sizeof(gets) / sizeof(gets[0]); ++g) {
+        size_t off = gets[g][0], len = gets[g][1], loff = gets[g][2];
+        memset(local, 0xee, READ_SIZE + 64);
+        int rc = rdma_op(btl, ep, true, local + loff, raddr + off, lh, trh, len);
+        if (OPAL_SUCCESS != rc) {
+            sm_rank_fail("get of %zu bytes at %zu from rank %u: %s", len, off, target,
+                         opal_strerror(rc));
+        }
+        for (size_t i = 0; i < len; ++i) {
+            if (local[loff + i] != read_pattern(target, off + i)) {
+                sm_rank_fail("get of %zu bytes at %zu: byte %zu wrong", len, off, i);
+            }
+        }
+        if (0xee != local[loff + len] || (loff > 0 && 0xee != local[loff - 1])) {
+            sm_rank_fail("get of %zu bytes wrote outside its buffer", len);
+        }
+    }
+    /* Outside the region, or against the handle's permissions: refused. */
+    int rc = btl->btl_get(btl, ep, local, raddr + READ_SIZE - 10, lh, trh, 100, 0, MCA_BTL_NO_ORDER,
+                          rdma_cb, NULL, NULL);
+    if (OPAL_ERR_BAD_PARAM != rc) {
+        sm_rank_fail("get past the region's end: %s, not Bad parameter", opal_strerror(rc));
+    }
+    rc = btl->btl_get(btl, ep, local, waddr, lh, twh, 16, 0, MCA_BTL_NO_ORDER, rdma_cb, NULL, NULL);
+    if (OPAL_ERR_BAD_PARAM != rc) {
+        sm_rank_fail("get from a write-only region: %s, not Bad parameter", opal_strerror(rc));
+    }
+    /* Puts into the target's writable buffer, then tell it. */
+    static const size_t puts[][2] = {{0, 1000}, {5000, 65539}, {WRITE_SIZE - 3, 3}, {200000, 0}};
+    for (size_t p = 0; p < sizeof(puts) / sizeof(puts[0]); ++p) {
+        size_t off = puts[p][0], len = puts[p][1];
+        for (size_t i = 0; i < len; ++i) {
+            local[i] = write_pattern(me, off + i);
+        }
+        rc = rdma_op(btl, ep, false, local, waddr + off, lh, twh, len);
+        if (OPAL_SUCCESS != rc) {
+            sm_rank_fail("put of %zu bytes at %zu to rank %u: %s", len, off, target,
+                         opal_strerror(rc));
+        }
+    }
+    if (NULL != btl->btl_flush && OPAL_SUCCESS != btl->btl_flush(btl, ep)) {
+        sm_rank_fail("flush");
+    }
+    ctrl.kind = SM_CTRL_PUT_DONE;
+    if (OPAL_SUCCESS != sm_rank_send_ctrl(target, &ctrl)) {
+        sm_rank_fail("sending put-done");
+    }
+    sm_rank_wait32(&sm_rank_ctrl_count[source][SM_CTRL_PUT_DONE], 1, "put-done");
+    for (size_t p = 0; p < sizeof(puts) / sizeof(puts[0]); ++p) {
+        for (size_t i = 0; i < puts[p][1]; ++i) {
+            size_t at = puts[p][0] + i;
+            if (writable[at] != write_pattern(source, at)) {
+                sm_rank_fail("byte %zu put by rank %u is wrong", at, source);
+            }
+        }
+    }
+    if (OPAL_SUCCESS != opal_fence(false)) {
+        sm_rank_fail("fence");
+    }
+    btl->btl_deregister_mem(btl, rh);
+    btl->btl_deregister_mem(btl, wh);
+    btl->btl_deregister_mem(btl, lh);
+    if (OPAL_ERR_BAD_PARAM != btl->btl_deregister_mem(btl, rh)) {
+        sm_rank_fail("deregistering twice was accepted");
+    }
+    free(readable);
+    free(writable);
+    free(local);
+    printf("rank %u rdma ok\n", me);
+}
+
+void sm_rank_case_bw(size_t size, int iters)
+{
+    if (sm_rank_size < 2 || sm_rank_me > 1) {
+        return;
+    }
+    struct mca_btl_base_endpoint_t *ep = NULL;
+    uint32_t peer = 1 - sm_rank_me;
+    mca_btl_base_module_t *btl = rdma_btl(peer, &ep);
+    uint8_t *buf = malloc(size);
+    if (NULL == btl || NULL == buf) {
+        sm_rank_fail("no put/get module, or no memory");
+    }
+    memset(buf, (int) sm_rank_me, size);
+    mca_btl_base_registration_handle_t *h =
+        btl->btl_register_mem(btl, NULL, buf, size, MCA_BTL_REG_FLAG_ACCESS_ANY);
+    sm_rank_ctrl_t ctrl = {
+        .kind = SM_CTRL_HANDLES, .src = sm_rank_me, .read_address = (uint64_t) (uintptr_t) buf};
+    memcpy(ctrl.read_handle, h, btl->btl_registration_handle_size);
+    sm_rank_send_ctrl(peer, &ctrl);
+    sm_rank_wait32(&sm_rank_ctrl_count[peer][SM_CTRL_HANDLES], 1, "handles");
+    uint8_t their[SM_RANK_HANDLE_MAX];
+    memcpy(their, sm_rank_ctrl_last[peer].read_handle, sizeof(their));
+    if (0 == sm_rank_me) {
+        uint8_t *local = malloc(size);
+        double t0 = sm_rank_now();
+        for (int i = 0; i < iters; ++i) {
+            rdma_op(btl, ep, true, local, sm_rank_ctrl_last[peer].read_address, NULL,
+                    (void *) their, size);
+        }
+        double t = sm_rank_now() - t0;
+        printf("get %zu bytes: %.1f MB/s\n", size, (double) size * iters / t / 1e6);
+        free(local);
+        ctrl.kind = SM_CTRL_FINAL;
+        sm_rank_send_ctrl(peer, &ctrl);
+    } else {
+        sm_rank_wait32(&sm_rank_ctrl_count[peer][SM_CTRL_FINAL], 1, "end of bw");
+    }
+    btl->btl_deregister_mem(btl, h);
+    free(buf);
+}
