@@ -63,12 +63,16 @@ static inline uint64_t mca_btl_ofi_data_make(mca_btl_base_tag_t tag, uint32_t ra
 /* Flow control. An injected message reports no completion, so nothing
  * tells when the provider has really sent it, and a provider may queue
  * injects without bound while the peer does not read (rxm over tcp
- * does). So at most INJECT_BATCH messages in a row to a peer are
+ * does). So at most inject_batch messages in a row to a peer are
  * injected; the next one is posted with a completion, and once
  * MAX_POSTED of those are outstanding to a peer, sends to it are busy.
  * A completion comes after every earlier message to the peer went out
  * (FI_ORDER_SAS), so what a peer that does not read can pile up is
- * bounded by MAX_POSTED * (INJECT_BATCH + 1) messages. */
+ * bounded by MAX_POSTED * (inject_batch + 1) messages. Providers that
+ * bound their own injects (shm: the peer's queue; rxd: its window) need
+ * no batches (inject_batch 0), and rxd must not get them: libfabric
+ * 1.17's rxd can hold a posted send back for good when it was mixed with
+ * injects to a peer that stopped reading for a while. */
 #define MCA_BTL_OFI_INJECT_BATCH 64
 #define MCA_BTL_OFI_MAX_POSTED   64
 
@@ -212,8 +216,10 @@ typedef struct mca_btl_ofi_module_t {
     /* Indexed by rank; created by add_procs or by a first message. */
     mca_btl_ofi_endpoint_t **endpoints;
 
-    /* Messages up to this size go by fi_injectdata (no completion). */
+    /* Messages up to this size go by fi_injectdata (no completion), at
+     * most inject_batch in a row to a peer (0: no limit). */
     size_t inject_size;
+    unsigned inject_batch;
     bool multi_recv;
     bool has_rma;
     /* Whether puts may ask for FI_DELIVERY_COMPLETE (cleared when the
@@ -264,6 +270,7 @@ typedef struct mca_btl_ofi_component_t {
     bool multi_recv;
     /* Tests: behave as if the provider demanded FI_MR_LOCAL. */
     bool force_mr_local;
+    int inject_batch;
     size_t recv_buffer_size;
     unsigned recv_buffers;
     size_t cq_size;

@@ -102,6 +102,16 @@ static int ofi_register(void)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
+    c->inject_batch = -1;
+    rc = register_own("inject_batch",
+                      "Most messages injected (sent without a completion) in a row to one peer "
+                      "before one is sent with a completion, which bounds what a peer that does "
+                      "not read can pile up (0: no limit, for providers that bound injects "
+                      "themselves; -1: 0 for shm and udp;ofi_rxd, 64 for the others)",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->inject_batch);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
     c->force_mr_local = false;
     rc = mca_base_component_var_register(
         &c->super.btl_version, "force_mr_local",

@@ -343,6 +343,14 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
         module->inject_size = MCA_BTL_OFI_INJECT_MAX;
     }
     module->multi_recv = c->multi_recv && 0 != (module->ofi.info->caps & FI_MULTI_RECV);
+    if (c->inject_batch >= 0) {
+        module->inject_batch = (unsigned) c->inject_batch;
+    } else {
+        /* See MCA_BTL_OFI_INJECT_BATCH. */
+        bool bounds_injects =
+            opal_common_ofi_provider_listed("shm,ofi_rxd", module->ofi.prov_name, NULL);
+        module->inject_batch = bounds_injects ? 0 : MCA_BTL_OFI_INJECT_BATCH;
+    }
 
     size_t max = c->free_list_max > 0 ? c->free_list_max : 1;
     int rc = OPAL_ERR_OUT_OF_RESOURCE;

@@ -153,7 +153,8 @@ static int send_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
 static inline bool may_inject(const mca_btl_ofi_module_t *module, const mca_btl_ofi_endpoint_t *ep,
                               size_t len)
 {
-    return len <= module->inject_size && ep->injected < MCA_BTL_OFI_INJECT_BATCH;
+    return len <= module->inject_size &&
+           (0 == module->inject_batch || ep->injected < module->inject_batch);
 }
 
 /* Posts frag (with a completion); caller holds the lock. -FI_EAGAIN when
