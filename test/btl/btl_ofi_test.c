@@ -246,8 +246,8 @@ static void single_receive_case(const char *name)
     if (!provider_here("tcp")) {
         return;
     }
-    const char *mca[] = {
-        "--mca", "ofi_provider_include", "tcp", "--mca", "btl_ofi_multi_recv", "false", NULL};
+    const char *mca[] = {"--mca", "ofi_provider_include", "tcp", "--mca", "btl_ofi_multi_recv", "0",
+                         NULL};
     const char *args[] = {name, NULL};
     mcarun_run_t run;
     btl_suite_run(&run, "self,ofi", mca, NULL, 2, args);

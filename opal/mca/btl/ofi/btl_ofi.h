@@ -89,11 +89,16 @@ typedef enum {
     MCA_BTL_OFI_CTX_RDMA,
 } mca_btl_ofi_ctx_kind_t;
 
-/* What a CQ entry's op_context points at. */
+/* What a CQ entry's op_context points at. The magic tells ours from a
+ * provider's own: some rxm versions report an error of an internal
+ * operation with their own context. */
 typedef struct mca_btl_ofi_context_t {
     struct fi_context2 fi;
     mca_btl_ofi_ctx_kind_t kind;
+    uint32_t magic;
 } mca_btl_ofi_context_t;
+
+#define MCA_BTL_OFI_CTX_MAGIC 0x0f1c7a9eu
 
 /* Outstanding operation states. */
 enum {
@@ -149,7 +154,15 @@ typedef struct mca_btl_ofi_recv_buf_t {
      * message arrived); it is posted again once nothing is held. */
     bool returned;
     bool posted;
+    /* A spare, posted only when another is retired. */
+    bool spare;
+    /* A multi-receive buffer one of whose messages failed: whether the
+     * provider still has it is unknown, so it is never posted again. */
+    bool retired;
 } mca_btl_ofi_recv_buf_t;
+
+/* Multi-receive buffers kept in reserve for ones retired after errors. */
+#define MCA_BTL_OFI_SPARE_RECV_BUFS 2
 
 /* An early message held until its predecessors arrive. */
 typedef struct mca_btl_ofi_held_t {
@@ -267,7 +280,11 @@ typedef struct mca_btl_ofi_component_t {
     mca_btl_base_module_t *modules[1];
 
     /* Variables (btl_ofi_*). */
-    bool multi_recv;
+    /* 1: multi-receive buffers when the provider has them, 0: never,
+     * -1: when it has them, except shm (slower there than single
+     * receives). use_multi_recv is what init decided. */
+    int multi_recv;
+    bool use_multi_recv;
     /* Tests: behave as if the provider demanded FI_MR_LOCAL. */
     bool force_mr_local;
     int inject_batch;

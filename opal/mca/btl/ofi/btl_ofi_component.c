@@ -94,11 +94,12 @@ static int ofi_register(void)
         return rc;
     }
 
-    c->multi_recv = true;
+    c->multi_recv = -1;
     rc = register_own("multi_recv",
-                      "Receive into multi-receive buffers when the provider has FI_MULTI_RECV "
-                      "(false: one message per posted buffer)",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->multi_recv);
+                      "Receive into multi-receive buffers when the provider has FI_MULTI_RECV: 1 "
+                      "yes, 0 no (one message per posted buffer), -1 yes except with shm, whose "
+                      "multi-receive path costs a few hundred nanoseconds per message",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->multi_recv);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -237,7 +238,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     opal_common_ofi_want_t want = {
         .ep_type = FI_EP_RDM,
         .caps_required = FI_MSG,
-        .caps_desired = FI_RMA | (mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
+        .caps_desired = FI_RMA | (0 != mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
         .msg_order = FI_ORDER_SAS,
         .cq_data_size = sizeof(uint64_t),
         .threading = FI_THREAD_DOMAIN,
@@ -288,13 +289,18 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         return NULL;
     }
 
+    mca_btl_ofi_component.use_multi_recv =
+        0 != (info->caps & FI_MULTI_RECV) &&
+        (1 == mca_btl_ofi_component.multi_recv ||
+         (-1 == mca_btl_ofi_component.multi_recv &&
+          !opal_common_ofi_provider_listed("shm", info->fabric_attr->prov_name, NULL)));
     opal_common_ofi_ctx_t ofi;
     opal_common_ofi_ctx_attr_t attr = {
         .cq_format = FI_CQ_FORMAT_DATA,
         .cq_size = mca_btl_ofi_component.cq_size,
         .want_wait_fd = mca_btl_ofi_component.wait_fd,
         .av_type = FI_AV_TABLE,
-        .min_multi_recv = mca_btl_ofi_component.multi_recv ? tmpl->btl_max_send_size : 0,
+        .min_multi_recv = mca_btl_ofi_component.use_multi_recv ? tmpl->btl_max_send_size : 0,
     };
     rc = opal_common_ofi_ctx_open(&ofi, info, &attr, &why);
     if (OPAL_SUCCESS != rc) {
