@@ -8,6 +8,7 @@
  *     fd with tcp;ofi_rxm, the polling timer with shm);
  *   - without RDMA (btl_ofi_flags) the multiplexer uses it for sends only;
  *   - receives without multi-receive buffers (btl_ofi_multi_recv false);
+ *   - local registration as under FI_MR_LOCAL (btl_ofi_force_mr_local);
  *   - the ofi_* variables: known to opal_info, never reported as unknown.
  * The provider-specific cases run only where libfabric has the provider
  * (they say so otherwise).
@@ -245,8 +246,8 @@ static void single_receive_case(const char *name)
     if (!provider_here("tcp")) {
         return;
     }
-    const char *mca[] = {
-        "--mca", "ofi_provider_include", "tcp", "--mca", "btl_ofi_multi_recv", "false", NULL};
+    const char *mca[] = {"--mca", "ofi_provider_include", "tcp", "--mca", "btl_ofi_multi_recv", "0",
+                         NULL};
     const char *args[] = {name, NULL};
     mcarun_run_t run;
     btl_suite_run(&run, "self,ofi", mca, NULL, 2, args);
@@ -263,6 +264,35 @@ END_TEST
 START_TEST(order_over_single_message_receives)
 {
     single_receive_case("order");
+}
+END_TEST
+
+/* Local registration (FI_MR_LOCAL) as if the provider demanded it: send
+ * and receive buffers registered, descriptors passed, RDMA only with
+ * local handles, no sends from the caller's memory in place. */
+static void mr_local_case(const char *name)
+{
+    if (!provider_here("tcp")) {
+        return;
+    }
+    const char *mca[] = {
+        "--mca", "ofi_provider_include", "tcp", "--mca", "btl_ofi_force_mr_local", "true", NULL};
+    const char *args[] = {name, NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, "self,ofi", mca, NULL, 2, args);
+    btl_suite_expect_ok(&run, 2, name, "ofi");
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(sizes_with_local_registration)
+{
+    mr_local_case("sizes");
+}
+END_TEST
+
+START_TEST(rdma_with_local_registration)
+{
+    mr_local_case("rdma");
 }
 END_TEST
 
@@ -310,6 +340,8 @@ int main(void)
     OPAL_TEST_ADD(s, without_rdma_flags_the_multiplexer_sends_only);
     OPAL_TEST_ADD(s, sizes_over_single_message_receives);
     OPAL_TEST_ADD(s, order_over_single_message_receives);
+    OPAL_TEST_ADD(s, sizes_with_local_registration);
+    OPAL_TEST_ADD(s, rdma_with_local_registration);
     OPAL_TEST_ADD(s, ofi_variables_are_shown_by_opal_info);
     OPAL_TEST_ADD(s, ofi_variable_is_not_a_typo_without_a_loaded_user);
     return btl_suite_main(s);

@@ -63,12 +63,16 @@ static inline uint64_t mca_btl_ofi_data_make(mca_btl_base_tag_t tag, uint32_t ra
 /* Flow control. An injected message reports no completion, so nothing
  * tells when the provider has really sent it, and a provider may queue
  * injects without bound while the peer does not read (rxm over tcp
- * does). So at most INJECT_BATCH messages in a row to a peer are
+ * does). So at most inject_batch messages in a row to a peer are
  * injected; the next one is posted with a completion, and once
  * MAX_POSTED of those are outstanding to a peer, sends to it are busy.
  * A completion comes after every earlier message to the peer went out
  * (FI_ORDER_SAS), so what a peer that does not read can pile up is
- * bounded by MAX_POSTED * (INJECT_BATCH + 1) messages. */
+ * bounded by MAX_POSTED * (inject_batch + 1) messages. Providers that
+ * bound their own injects (shm: the peer's queue; rxd: its window) need
+ * no batches (inject_batch 0), and rxd must not get them: libfabric
+ * 1.17's rxd can hold a posted send back for good when it was mixed with
+ * injects to a peer that stopped reading for a while. */
 #define MCA_BTL_OFI_INJECT_BATCH 64
 #define MCA_BTL_OFI_MAX_POSTED   64
 
@@ -85,11 +89,16 @@ typedef enum {
     MCA_BTL_OFI_CTX_RDMA,
 } mca_btl_ofi_ctx_kind_t;
 
-/* What a CQ entry's op_context points at. */
+/* What a CQ entry's op_context points at. The magic tells ours from a
+ * provider's own: some rxm versions report an error of an internal
+ * operation with their own context. */
 typedef struct mca_btl_ofi_context_t {
     struct fi_context2 fi;
     mca_btl_ofi_ctx_kind_t kind;
+    uint32_t magic;
 } mca_btl_ofi_context_t;
+
+#define MCA_BTL_OFI_CTX_MAGIC 0x0f1c7a9eu
 
 /* Outstanding operation states. */
 enum {
@@ -145,7 +154,15 @@ typedef struct mca_btl_ofi_recv_buf_t {
      * message arrived); it is posted again once nothing is held. */
     bool returned;
     bool posted;
+    /* A spare, posted only when another is retired. */
+    bool spare;
+    /* A multi-receive buffer one of whose messages failed: whether the
+     * provider still has it is unknown, so it is never posted again. */
+    bool retired;
 } mca_btl_ofi_recv_buf_t;
+
+/* Multi-receive buffers kept in reserve for ones retired after errors. */
+#define MCA_BTL_OFI_SPARE_RECV_BUFS 2
 
 /* An early message held until its predecessors arrive. */
 typedef struct mca_btl_ofi_held_t {
@@ -212,8 +229,10 @@ typedef struct mca_btl_ofi_module_t {
     /* Indexed by rank; created by add_procs or by a first message. */
     mca_btl_ofi_endpoint_t **endpoints;
 
-    /* Messages up to this size go by fi_injectdata (no completion). */
+    /* Messages up to this size go by fi_injectdata (no completion), at
+     * most inject_batch in a row to a peer (0: no limit). */
     size_t inject_size;
+    unsigned inject_batch;
     bool multi_recv;
     bool has_rma;
     /* Whether puts may ask for FI_DELIVERY_COMPLETE (cleared when the
@@ -261,7 +280,14 @@ typedef struct mca_btl_ofi_component_t {
     mca_btl_base_module_t *modules[1];
 
     /* Variables (btl_ofi_*). */
-    bool multi_recv;
+    /* 1: multi-receive buffers when the provider has them, 0: never,
+     * -1: when it has them, except shm (slower there than single
+     * receives). use_multi_recv is what init decided. */
+    int multi_recv;
+    bool use_multi_recv;
+    /* Tests: behave as if the provider demanded FI_MR_LOCAL. */
+    bool force_mr_local;
+    int inject_batch;
     size_t recv_buffer_size;
     unsigned recv_buffers;
     size_t cq_size;

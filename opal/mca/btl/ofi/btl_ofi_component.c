@@ -94,12 +94,34 @@ static int ofi_register(void)
         return rc;
     }
 
-    c->multi_recv = true;
+    c->multi_recv = -1;
     rc = register_own("multi_recv",
-                      "Receive into multi-receive buffers when the provider has FI_MULTI_RECV "
-                      "(false: one message per posted buffer)",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &c->multi_recv);
+                      "Receive into multi-receive buffers when the provider has FI_MULTI_RECV: 1 "
+                      "yes, 0 no (one message per posted buffer), -1 yes except with shm, whose "
+                      "multi-receive path costs a few hundred nanoseconds per message",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->multi_recv);
     if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    c->inject_batch = -1;
+    rc = register_own("inject_batch",
+                      "Most messages injected (sent without a completion) in a row to one peer "
+                      "before one is sent with a completion, which bounds what a peer that does "
+                      "not read can pile up (0: no limit, for providers that bound injects "
+                      "themselves; -1: 0 for shm and udp;ofi_rxd, 64 for the others)",
+                      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, &c->inject_batch);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    c->force_mr_local = false;
+    rc = mca_base_component_var_register(
+        &c->super.btl_version, "force_mr_local",
+        "Register every local buffer and pass its descriptor, as a provider demanding "
+        "FI_MR_LOCAL needs, whatever the provider demands (for testing that path on providers "
+        "that do not demand it)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->force_mr_local);
+    if (rc < 0) {
         return rc;
     }
     c->recv_buffer_size = 0;
@@ -216,7 +238,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     opal_common_ofi_want_t want = {
         .ep_type = FI_EP_RDM,
         .caps_required = FI_MSG,
-        .caps_desired = FI_RMA | (mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
+        .caps_desired = FI_RMA | (0 != mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
         .msg_order = FI_ORDER_SAS,
         .cq_data_size = sizeof(uint64_t),
         .threading = FI_THREAD_DOMAIN,
@@ -236,9 +258,16 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     if (0 == (info->caps & FI_RMA)) {
         caps &= ~(uint32_t) MCA_BTL_FLAGS_RDMA;
     }
-    if (0 != (info->domain_attr->mr_mode & FI_MR_LOCAL) || info->tx_attr->iov_limit < 2) {
+    bool mr_local =
+        0 != (info->domain_attr->mr_mode & FI_MR_LOCAL) || mca_btl_ofi_component.force_mr_local;
+    if (mr_local || info->tx_attr->iov_limit < 2) {
         /* Sending the caller's memory in place would need it registered. */
         caps &= ~(uint32_t) MCA_BTL_FLAGS_SEND_INPLACE;
+    }
+    if (OFI_CAPABILITIES == tmpl->btl_flags) {
+        /* Still the default: what this provider cannot do goes quietly
+         * (a user's explicit request for it is warned about below). */
+        tmpl->btl_flags &= caps;
     }
     size_t max_msg = info->ep_attr->max_msg_size;
     if (tmpl->btl_max_send_size > max_msg) {
@@ -260,19 +289,29 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         return NULL;
     }
 
+    mca_btl_ofi_component.use_multi_recv =
+        0 != (info->caps & FI_MULTI_RECV) &&
+        (1 == mca_btl_ofi_component.multi_recv ||
+         (-1 == mca_btl_ofi_component.multi_recv &&
+          !opal_common_ofi_provider_listed("shm", info->fabric_attr->prov_name, NULL)));
     opal_common_ofi_ctx_t ofi;
     opal_common_ofi_ctx_attr_t attr = {
         .cq_format = FI_CQ_FORMAT_DATA,
         .cq_size = mca_btl_ofi_component.cq_size,
         .want_wait_fd = mca_btl_ofi_component.wait_fd,
         .av_type = FI_AV_TABLE,
-        .min_multi_recv = mca_btl_ofi_component.multi_recv ? tmpl->btl_max_send_size : 0,
+        .min_multi_recv = mca_btl_ofi_component.use_multi_recv ? tmpl->btl_max_send_size : 0,
     };
     rc = opal_common_ofi_ctx_open(&ofi, info, &attr, &why);
     if (OPAL_SUCCESS != rc) {
         decline("provider failed to initialise: %s", NULL != why ? why : opal_strerror(rc));
         free(why);
         return NULL;
+    }
+    if (mca_btl_ofi_component.force_mr_local) {
+        /* Only this component's behaviour changes: the provider was not
+         * told, so it does not start using the descriptors itself. */
+        ofi.mr_mode |= FI_MR_LOCAL;
     }
     mca_btl_ofi_module_t *module = NULL;
     rc = mca_btl_ofi_module_create(&ofi, &module, &why);

@@ -24,7 +24,9 @@
 /* ------------------------------------------------------ free-list hooks */
 
 /* Registers a payload slab when the provider needs local buffers
- * registered (FI_MR_LOCAL); the items record the registration. */
+ * registered (FI_MR_LOCAL); the items record the registration. Remote
+ * read too: rxm's rendezvous lets the receiver read a large message from
+ * the sender's buffer under the descriptor given with the send. */
 static int slab_register(void *base, size_t size, void *context, void **registration)
 {
     mca_btl_ofi_module_t *module = context;
@@ -91,9 +93,13 @@ static void handle_error(mca_btl_ofi_module_t *module)
         return;
     }
     mca_btl_ofi_context_t *ctx = entry.op_context;
-    if (NULL == ctx) {
-        opal_output(0, "btl/ofi (%s): an operation without context failed: %s",
-                    module->ofi.prov_name, text);
+    bool recv_buf = NULL != ctx && (void *) ctx >= (void *) module->recv_bufs &&
+                    (void *) ctx < (void *) (module->recv_bufs + module->recv_buf_count);
+    if (NULL == ctx || (!recv_buf && MCA_BTL_OFI_CTX_MAGIC != ctx->magic)) {
+        /* Not an operation of ours: the provider's own (a connection it
+         * lost); what it meant for ours, it reports on ours. */
+        opal_output_verbose(10, mca_btl_base_output, "ofi: %s: an internal operation failed: %s",
+                            module->ofi.prov_name, text);
         return;
     }
     char what[320];
@@ -340,7 +346,15 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
     if (module->inject_size > MCA_BTL_OFI_INJECT_MAX) {
         module->inject_size = MCA_BTL_OFI_INJECT_MAX;
     }
-    module->multi_recv = c->multi_recv && 0 != (module->ofi.info->caps & FI_MULTI_RECV);
+    module->multi_recv = c->use_multi_recv;
+    if (c->inject_batch >= 0) {
+        module->inject_batch = (unsigned) c->inject_batch;
+    } else {
+        /* See MCA_BTL_OFI_INJECT_BATCH. */
+        bool bounds_injects =
+            opal_common_ofi_provider_listed("shm,ofi_rxd", module->ofi.prov_name, NULL);
+        module->inject_batch = bounds_injects ? 0 : MCA_BTL_OFI_INJECT_BATCH;
+    }
 
     size_t max = c->free_list_max > 0 ? c->free_list_max : 1;
     int rc = OPAL_ERR_OUT_OF_RESOURCE;

@@ -23,6 +23,7 @@
 static void op_construct(mca_btl_ofi_rdma_op_t *op)
 {
     op->ctx.kind = MCA_BTL_OFI_CTX_RDMA;
+    op->ctx.magic = MCA_BTL_OFI_CTX_MAGIC;
     op->endpoint = NULL;
     op->state = 0;
 }

@@ -67,7 +67,8 @@ static int post(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
 
 static void maybe_repost(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
 {
-    if (buf->returned && !buf->posted && 0 == buf->held && NULL != module->ofi.ep) {
+    if (buf->returned && !buf->posted && !buf->retired && !buf->spare && 0 == buf->held &&
+        NULL != module->ofi.ep) {
         (void) post(module, buf);
     }
 }
@@ -86,7 +87,7 @@ int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
         if (size < 2 * max_send) {
             size = 2 * max_send;
         }
-        count = 0 != c->recv_buffers ? c->recv_buffers : 4;
+        count = (0 != c->recv_buffers ? c->recv_buffers : 4) + MCA_BTL_OFI_SPARE_RECV_BUFS;
     } else {
         size = max_send > 0 ? max_send : 1;
         count = 0 != c->recv_buffers ? c->recv_buffers : 16;
@@ -104,7 +105,10 @@ int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
     module->recv_buf_count = count;
     void *desc = NULL;
     if (opal_common_ofi_needs_local_mr(&module->ofi)) {
-        int rc = opal_common_ofi_mr_register(&module->ofi, module->recv_mem, size * count, FI_RECV,
+        /* Local read and write and remote write too: a rendezvous may
+         * move a large message into the buffer by RMA. */
+        int rc = opal_common_ofi_mr_register(&module->ofi, module->recv_mem, size * count,
+                                             FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_WRITE,
                                              &module->recv_mr);
         if (OPAL_SUCCESS != rc) {
             return rc;
@@ -114,10 +118,15 @@ int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
     for (size_t i = 0; i < count; ++i) {
         mca_btl_ofi_recv_buf_t *buf = &module->recv_bufs[i];
         buf->ctx.kind = MCA_BTL_OFI_CTX_RECV;
+        buf->ctx.magic = MCA_BTL_OFI_CTX_MAGIC;
         buf->base = module->recv_mem + i * size;
         buf->size = size;
         buf->desc = desc;
         buf->returned = true;
+        if (module->multi_recv && i + MCA_BTL_OFI_SPARE_RECV_BUFS >= count) {
+            buf->spare = true;
+            continue;
+        }
         int rc = post(module, buf);
         if (OPAL_SUCCESS != rc) {
             return rc;
@@ -276,6 +285,27 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
     }
 }
 
+/* Whether a completion releases its multi-receive buffer. FI_MULTI_RECV
+ * alone does not say so: rxm (libfabric 1.17) sets it on the completion
+ * of a rendezvous message that leaves room in the buffer, then releases
+ * the buffer with a completion of its own. Taking the first for a release
+ * would post the buffer a second time while the provider still has it.
+ * A release is a completion without data, or one after which less than
+ * the minimum (FI_OPT_MIN_MULTI_RECV) is left. */
+static inline bool released(const mca_btl_ofi_module_t *module, const mca_btl_ofi_recv_buf_t *buf,
+                            const struct fi_cq_data_entry *entry)
+{
+    if (0 == (entry->flags & FI_MULTI_RECV)) {
+        return false;
+    }
+    if (0 == entry->len || NULL == entry->buf) {
+        return true;
+    }
+    const uint8_t *end = (const uint8_t *) entry->buf + entry->len;
+    return end < buf->base || end > buf->base + buf->size ||
+           (size_t) (buf->base + buf->size - end) < module->super.btl_max_send_size;
+}
+
 void mca_btl_ofi_recv_complete(mca_btl_ofi_module_t *module, const struct fi_cq_data_entry *entry)
 {
     mca_btl_ofi_recv_buf_t *buf =
@@ -293,7 +323,10 @@ void mca_btl_ofi_recv_complete(mca_btl_ofi_module_t *module, const struct fi_cq_
             message(module, buf, entry, data);
         }
     }
-    if (!module->multi_recv || 0 != (entry->flags & FI_MULTI_RECV)) {
+    if (!module->multi_recv || released(module, buf, entry)) {
+        /* A normal completion's release is definite, also for a buffer
+         * retired after an error (see mca_btl_ofi_recv_error). */
+        buf->retired = false;
         buf->posted = false;
         buf->returned = true;
         maybe_repost(module, buf);
@@ -320,9 +353,33 @@ void mca_btl_ofi_recv_error(mca_btl_ofi_module_t *module, const struct fi_cq_err
     } else {
         opal_output(0, "btl/ofi (%s): a receive failed: %s", module->ofi.prov_name, text);
     }
-    if (!module->multi_recv || 0 != (entry->flags & FI_MULTI_RECV)) {
+    /* A single-message buffer is used up by its failed message. Whether
+     * a multi-receive buffer is: an error entry's flags describe the
+     * operation (FI_MULTI_RECV included), so the provider may have
+     * released the buffer or may still fill it. Posting it again while
+     * the provider has it breaks the provider; not posting it again after
+     * a release loses it. So it is retired (until a normal completion
+     * releases it for sure), and a spare takes its place. */
+    if (!module->multi_recv) {
         buf->posted = false;
         buf->returned = true;
         maybe_repost(module, buf);
+        return;
     }
+    if (buf->retired) {
+        return;
+    }
+    buf->retired = true;
+    for (size_t i = 0; i < module->recv_buf_count; ++i) {
+        mca_btl_ofi_recv_buf_t *spare = &module->recv_bufs[i];
+        if (spare->spare) {
+            spare->spare = false;
+            maybe_repost(module, spare);
+            return;
+        }
+    }
+    opal_output_verbose(10, mca_btl_base_output,
+                        "ofi: %s: a receive buffer was retired after an error and no spare is "
+                        "left",
+                        module->ofi.prov_name);
 }

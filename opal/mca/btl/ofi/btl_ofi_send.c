@@ -21,6 +21,7 @@ static void frag_construct(mca_btl_ofi_frag_t *frag)
     frag->base.des_segments = frag->segments;
     frag->base.des_segment_count = 1;
     frag->ctx.kind = MCA_BTL_OFI_CTX_SEND;
+    frag->ctx.magic = MCA_BTL_OFI_CTX_MAGIC;
     frag->endpoint = NULL;
     frag->list = NULL;
     frag->desc = NULL;
@@ -153,7 +154,8 @@ static int send_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
 static inline bool may_inject(const mca_btl_ofi_module_t *module, const mca_btl_ofi_endpoint_t *ep,
                               size_t len)
 {
-    return len <= module->inject_size && ep->injected < MCA_BTL_OFI_INJECT_BATCH;
+    return len <= module->inject_size &&
+           (0 == module->inject_batch || ep->injected < module->inject_batch);
 }
 
 /* Posts frag (with a completion); caller holds the lock. -FI_EAGAIN when
@@ -264,14 +266,14 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
     }
     uint64_t data = mca_btl_ofi_data_make(tag, module->my_rank, ep->send_seq);
     if (may_inject(module, ep, total)) {
+        /* One piece goes as it is; two are joined on the stack. */
         uint8_t buf[MCA_BTL_OFI_INJECT_MAX];
-        if (header_size > 0) {
+        const void *out = 0 == header_size ? payload : 0 == payload_size ? header : buf;
+        if (buf == out) {
             memcpy(buf, header, header_size);
-        }
-        if (payload_size > 0) {
             memcpy(buf + header_size, payload, payload_size);
         }
-        rc = fi_injectdata(module->ofi.ep, buf, total, data, ep->fi_addr);
+        rc = fi_injectdata(module->ofi.ep, out, total, data, ep->fi_addr);
         if (OPAL_LIKELY(0 == rc)) {
             ++ep->send_seq;
             ++ep->injected;
