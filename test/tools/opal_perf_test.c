@@ -166,8 +166,8 @@ START_TEST(default_counts_follow_osu)
     ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "latency"));
     ck_assert_int_eq(10000, perf_iterations(&o, PERF_LARGE_MESSAGE));
     ck_assert_int_eq(1000, perf_iterations(&o, PERF_LARGE_MESSAGE + 1));
-    ck_assert_int_eq(100, perf_warmup(&o, 0));
-    ck_assert_int_eq(10, perf_warmup(&o, 1 << 20));
+    ck_assert_int_eq(1000, perf_warmup(&o, 0));
+    ck_assert_int_eq(100, perf_warmup(&o, 1 << 20));
     perf_options_free(&o);
     ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "bibw"));
     ck_assert_int_eq(100, perf_iterations(&o, 8));

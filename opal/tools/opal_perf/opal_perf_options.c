@@ -403,7 +403,10 @@ long perf_warmup(const perf_options_t *opts, size_t size)
     bool large = size > PERF_LARGE_MESSAGE;
     switch (opts->command) {
         case PERF_LATENCY:
-            return large ? 10 : 100;
+            /* 100 ping-pongs of a few hundred ns do not warm the path
+             * (caches, the cores' clocks): the first size measured came
+             * out 10-20% slower than the next ones. */
+            return large ? 100 : 1000;
         case PERF_BW:
         case PERF_BIBW:
             return large ? 2 : 10;
