@@ -50,14 +50,6 @@ static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_
  * mcarun -np 3 --oversubscribe --enable-recovery --mca btl self,ofi
  * --mca ofi_provider_include "tcp;ofi_rxm" test/btl/btl_test_rank killed */
 #define OFI_SUITE_CASES (BTL_SUITE_ALL & ~BTL_SUITE_KILLED)
-#elif defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER
-/* Known failure, left out until fixed: over udp;ofi_rxd the sendi case's
- * receiver sometimes times out waiting for the last messages of the
- * burst on a loaded machine (rxd retransmits only while the sender
- * progresses, and the sender may already be finalizing). Run it by hand:
- * mcarun -np 2 --mca btl self,ofi --mca ofi_provider_include "udp;ofi_rxd"
- * test/btl/btl_test_rank sendi */
-#define OFI_SUITE_CASES (BTL_SUITE_ALL & ~BTL_SUITE_SENDI)
 #else
 #define OFI_SUITE_CASES BTL_SUITE_ALL
 #endif

@@ -57,6 +57,13 @@ static inline uint64_t mca_btl_ofi_data_make(mca_btl_base_tag_t tag, uint32_t ra
     return (uint64_t) tag | ((uint64_t) rank << MCA_BTL_OFI_DATA_TAG_BITS) | ((uint64_t) seq << 32);
 }
 
+/* btl/ofi's own message (a btl tag, never dispatched): the last one to a
+ * peer at finalize. It is posted with a completion, which comes once
+ * everything sent to the peer before it was delivered as far as the
+ * provider promises: with rxd, acknowledged, so injects that rxd still
+ * holds for retransmission are not lost when the endpoint closes. */
+#define MCA_BTL_OFI_TAG_FLUSH (MCA_BTL_TAG_BTL_MIN + 0x0f)
+
 /* The largest sendi / inject message copied through the stack. */
 #define MCA_BTL_OFI_INJECT_MAX 4096
 
@@ -258,6 +265,9 @@ typedef struct mca_btl_ofi_module_t {
     opal_list_t abandoned;
 
     bool lists_constructed;
+    /* finalize runs: a peer found gone is not reported to the error
+     * callback. */
+    bool finalizing;
 
     /* opal_progress_wait: the CQ's fd (registered, or -1), and a timer
      * that polls the CQ when there is no fd (wait_fd_is_timer) and checks
@@ -295,6 +305,7 @@ typedef struct mca_btl_ofi_component_t {
     unsigned poll_interval_us;
     unsigned liveness_interval_ms;
     unsigned free_list_max;
+    unsigned finalize_timeout_ms;
 } mca_btl_ofi_component_t;
 
 OPAL_DECLSPEC extern mca_btl_ofi_component_t mca_btl_ofi_component;
@@ -351,6 +362,11 @@ void mca_btl_ofi_recv_repost(mca_btl_ofi_module_t *module);
 void mca_btl_ofi_recv_release(mca_btl_ofi_module_t *module);
 /* Gives back what ep holds (its peer failed, or the module goes). */
 void mca_btl_ofi_recv_drop_held(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep);
+
+/* Posts the flush message (MCA_BTL_OFI_TAG_FLUSH) to ep, with a
+ * completion; caller holds the lock. OPAL_ERR_RESOURCE_BUSY when it must
+ * be tried again after progress. */
+int mca_btl_ofi_send_flush(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep);
 
 /* Sends and their completions. */
 int mca_btl_ofi_send_complete(mca_btl_ofi_module_t *module, mca_btl_ofi_frag_t *frag, int status);

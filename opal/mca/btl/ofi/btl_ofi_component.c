@@ -172,6 +172,14 @@ static int ofi_register(void)
                           "Most send descriptors of each size, and RDMA operations, in flight",
                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->free_list_max);
     }
+    if (OPAL_SUCCESS == rc) {
+        c->finalize_timeout_ms = 5000;
+        rc = register_own("finalize_timeout",
+                          "Most milliseconds finalize waits for the sends still in flight to "
+                          "live peers to complete before it closes the endpoint (what is left "
+                          "is called back with an error)",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->finalize_timeout_ms);
+    }
     return rc;
 }
 

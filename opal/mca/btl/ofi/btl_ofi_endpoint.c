@@ -139,18 +139,31 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
 }
 
 /* Frees what an outstanding list item is, at module finalize (the
- * endpoint is closed: the provider holds nothing any more). */
-static void release_outstanding(mca_btl_ofi_module_t *module, opal_list_item_t *item)
+ * endpoint is closed: the provider holds nothing any more). An operation
+ * not called back yet (it did not complete before finalize gave up on
+ * it) is called back with OPAL_ERR_TIMEOUT first, so that its owner gets
+ * its memory back (a bounce buffer, say). */
+static void release_outstanding(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
+                                opal_list_item_t *item)
 {
     if (OBJ_CLASS(mca_btl_ofi_frag_t) == item->super.obj_class) {
         mca_btl_ofi_frag_t *frag = (mca_btl_ofi_frag_t *) item;
-        bool caller_owns = 0 == (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) &&
-                           0 == (frag->state & MCA_BTL_OFI_OP_FREED);
+        bool called_back = 0 != (frag->state & MCA_BTL_OFI_OP_ABANDONED);
+        bool freed = 0 != (frag->state & MCA_BTL_OFI_OP_FREED);
         frag->state = 0;
-        if (!caller_owns) {
+        if (!called_back && NULL != frag->base.des_cbfunc) {
+            frag->base.des_cbfunc(&module->super, ep, &frag->base, OPAL_ERR_TIMEOUT);
+        }
+        /* A descriptor the caller kept is the caller's to free. */
+        if (freed || 0 != (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)) {
             mca_btl_ofi_frag_release(frag);
         }
     } else {
+        mca_btl_ofi_rdma_op_t *op = (mca_btl_ofi_rdma_op_t *) item;
+        if (0 == (op->state & MCA_BTL_OFI_OP_ABANDONED)) {
+            op->cbfunc(&module->super, ep, op->local_address, op->local_handle, op->cbcontext,
+                       op->cbdata, OPAL_ERR_TIMEOUT);
+        }
         opal_free_list_return(&module->rdma_ops, (opal_free_list_item_t *) item);
     }
 }
@@ -164,7 +177,7 @@ void mca_btl_ofi_endpoints_release(mca_btl_ofi_module_t *module)
             continue;
         }
         while (NULL != (item = opal_list_remove_first(&ep->outstanding))) {
-            release_outstanding(module, item);
+            release_outstanding(module, ep, item);
         }
         mca_btl_ofi_recv_drop_held(module, ep);
         OBJ_DESTRUCT(&ep->outstanding);
@@ -174,7 +187,7 @@ void mca_btl_ofi_endpoints_release(mca_btl_ofi_module_t *module)
         module->endpoints[r] = NULL;
     }
     while (NULL != (item = opal_list_remove_first(&module->abandoned))) {
-        release_outstanding(module, item);
+        release_outstanding(module, NULL, item);
     }
 }
 
@@ -188,7 +201,11 @@ void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_
     char info[512];
     snprintf(info, sizeof(info), "btl/ofi (%s): %s failed: %s", module->ofi.prov_name,
              mca_btl_ofi_peer_name(ep), what);
-    if (NULL != module->error_cb) {
+    if (module->finalizing) {
+        /* A peer that finished first is no failure; the upper layer
+         * has stopped listening anyway. */
+        opal_output_verbose(1, mca_btl_base_output, "%s (while finalizing)", info);
+    } else if (NULL != module->error_cb) {
         module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
     } else {
         opal_output(0, "%s", info);

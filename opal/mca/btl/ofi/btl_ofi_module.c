@@ -445,6 +445,63 @@ int mca_btl_ofi_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t
     return OPAL_SUCCESS;
 }
 
+/* Whether some send or RDMA operation to a live peer is still owed a
+ * completion, or a peer still needs its flush message (then *flush_due). */
+static bool quiescing(mca_btl_ofi_module_t *module, bool *flush_due)
+{
+    bool busy = false;
+    *flush_due = false;
+    for (uint32_t r = 0; NULL != module->endpoints && r < module->job_size; ++r) {
+        mca_btl_ofi_endpoint_t *ep = module->endpoints[r];
+        if (NULL == ep || ep->failed) {
+            continue;
+        }
+        if (0 < ep->injected) {
+            *flush_due = true;
+            busy = true;
+        } else if (!opal_list_is_empty(&ep->outstanding)) {
+            busy = true;
+        }
+    }
+    return busy;
+}
+
+/* Before the endpoint closes. An inject is done for this process as soon
+ * as the provider copied it, but a provider over an unreliable transport
+ * (rxd over udp) still holds it until the peer acknowledges, and
+ * retransmits only while this process polls: closing at once would lose
+ * what the peer has not got yet (a barrier's last message, say). So every
+ * peer injected to since its last completed send gets a flush message,
+ * and the CQ is polled until every send to a live peer completed, for at
+ * most btl_ofi_finalize_timeout. */
+static void quiesce(mca_btl_ofi_module_t *module)
+{
+    if (NULL == module->ofi.ep || NULL == module->endpoints) {
+        return;
+    }
+    uint64_t deadline =
+        opal_timer_ns() + (uint64_t) mca_btl_ofi_component.finalize_timeout_ms * 1000000u;
+    bool flush_due;
+    OPAL_THREAD_LOCK(&module->lock);
+    while (quiescing(module, &flush_due)) {
+        if (opal_timer_ns() >= deadline) {
+            opal_output_verbose(1, mca_btl_base_output,
+                                "btl/ofi (%s): finalize: sends still in flight after %u ms",
+                                module->ofi.prov_name, mca_btl_ofi_component.finalize_timeout_ms);
+            break;
+        }
+        for (uint32_t r = 0; flush_due && r < module->job_size; ++r) {
+            mca_btl_ofi_endpoint_t *ep = module->endpoints[r];
+            if (NULL != ep && !ep->failed && 0 < ep->injected) {
+                /* Busy: tried again after polling. */
+                (void) mca_btl_ofi_send_flush(module, ep);
+            }
+        }
+        (void) mca_btl_ofi_module_progress(module);
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+}
+
 int mca_btl_ofi_finalize(mca_btl_base_module_t *btl)
 {
     mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
@@ -452,6 +509,8 @@ int mca_btl_ofi_finalize(mca_btl_base_module_t *btl)
         mca_btl_ofi_component.module = NULL;
         mca_btl_ofi_component.modules[0] = NULL;
     }
+    module->finalizing = true;
+    quiesce(module);
     wait_teardown(module);
     /* Closing the endpoint cancels the posted receives and drops what is
      * in flight: the provider owns no buffer after it. */

@@ -338,6 +338,26 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
     return OPAL_ERR_RESOURCE_BUSY;
 }
 
+int mca_btl_ofi_send_flush(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep)
+{
+    if (ep->failed) {
+        return OPAL_ERR_UNREACH;
+    }
+    mca_btl_ofi_frag_t *frag = frag_get(&module->eager_frags, ep);
+    if (OPAL_UNLIKELY(NULL == frag)) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    ssize_t rc =
+        post(module, ep, frag, mca_btl_ofi_data_make(MCA_BTL_OFI_TAG_FLUSH, module->my_rank,
+                                                     ep->send_seq));
+    if (OPAL_LIKELY(0 == rc)) {
+        return OPAL_SUCCESS;
+    }
+    mca_btl_ofi_frag_release(frag);
+    return -FI_EAGAIN == rc ? OPAL_ERR_RESOURCE_BUSY : send_failed(module, ep, "fi_senddata", rc);
+}
+
 int mca_btl_ofi_send_complete(mca_btl_ofi_module_t *module, mca_btl_ofi_frag_t *frag, int status)
 {
     if (OPAL_UNLIKELY(0 != (frag->state & MCA_BTL_OFI_OP_ABANDONED))) {
