@@ -7,8 +7,9 @@
  * Active messages are fi_senddata: the payload is the message, the remote
  * CQ data (64 bits) carries the tag (bits 0-7), the sender's rank (8-31)
  * and a per-peer sequence number (32-63). Receives land in multi-receive
- * buffers (FI_MULTI_RECV) or, without it, in buffers of btl_max_send_size
- * posted one message each. A provider may complete a large message (its
+ * buffers (FI_MULTI_RECV) or, without it (and by default with shm and
+ * rxm, see btl_ofi_multi_recv), in buffers of btl_max_send_size posted
+ * one message each. A provider may complete a large message (its
  * rendezvous) after a later small one: the sequence number puts them back
  * in order, holding early messages in place until their turn.
  *
@@ -163,13 +164,18 @@ typedef struct mca_btl_ofi_recv_buf_t {
     bool posted;
     /* A spare, posted only when another is retired. */
     bool spare;
-    /* A multi-receive buffer one of whose messages failed: whether the
-     * provider still has it is unknown, so it is never posted again. */
+    /* A multi-receive buffer one of whose messages failed, or that the
+     * provider refused to take again: whether the provider still has it
+     * is unknown, so it is not posted again until a release says so. */
     bool retired;
 } mca_btl_ofi_recv_buf_t;
 
 /* Multi-receive buffers kept in reserve for ones retired after errors. */
 #define MCA_BTL_OFI_SPARE_RECV_BUFS 2
+
+/* Refused receives in a row after which the failure is reported (fewer
+ * are the expected aftermath of a peer's death, see post_or_retire). */
+#define MCA_BTL_OFI_POST_FAILURES_REPORTED 10000
 
 /* An early message held until its predecessors arrive. */
 typedef struct mca_btl_ofi_held_t {
@@ -257,6 +263,12 @@ typedef struct mca_btl_ofi_module_t {
     opal_common_ofi_mr_t recv_mr;
     /* Some receive buffer could not be posted again yet. */
     bool repost_pending;
+    /* Multi-receive buffers retired, and recovered by a release since
+     * (reported at finalize with the btl's verbosity). */
+    size_t recv_retired;
+    size_t recv_recovered;
+    /* Receives refused in a row (single receives are tried again). */
+    unsigned recv_post_failures;
 
     mca_btl_base_module_error_cb_fn_t error_cb;
     size_t rdma_outstanding;

@@ -510,6 +510,11 @@ int mca_btl_ofi_finalize(mca_btl_base_module_t *btl)
         mca_btl_ofi_component.modules[0] = NULL;
     }
     module->finalizing = true;
+    if (0 != module->recv_retired) {
+        opal_output_verbose(10, mca_btl_base_output,
+                            "ofi: %s: %zu receive buffers were set aside, %zu came back",
+                            module->ofi.prov_name, module->recv_retired, module->recv_recovered);
+    }
     quiesce(module);
     wait_teardown(module);
     /* Closing the endpoint cancels the posted receives and drops what is

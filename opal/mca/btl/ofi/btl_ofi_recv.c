@@ -7,6 +7,14 @@
  * none of its messages is held. Without it, each buffer takes one message
  * of up to btl_max_send_size bytes.
  *
+ * rxm (libfabric 1.17) gets single receives by default: it releases a
+ * multi-receive buffer once its space is handed out, while rendezvous
+ * messages placed in it may still be read into it (rxm_post_mrecv pairs
+ * waiting messages with the buffer's front and releases it at once;
+ * rxm_finish_recv releases after the last small message). Posted again,
+ * the buffer would take new messages where old ones are still landing,
+ * and after a peer's death reads that fail leave buffers never released.
+ *
  * Everything a message carries is checked before use: the sender's rank
  * (inside the job), its sequence number (not one already delivered), its
  * length (at most btl_max_send_size). A message that fails is dropped
@@ -33,8 +41,9 @@ static void held_construct(mca_btl_ofi_held_t *held)
 
 OBJ_CLASS_INSTANCE(mca_btl_ofi_held_t, opal_free_list_item_t, held_construct, NULL);
 
-/* Posts one buffer; caller holds the lock. */
-static int post(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
+/* Posts one buffer; caller holds the lock. Returns 0 (posted, or to be
+ * posted by progress when the queue is full) or libfabric's error. */
+static ssize_t post(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
 {
     ssize_t rc;
     if (module->multi_recv) {
@@ -54,23 +63,94 @@ static int post(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
     if (OPAL_LIKELY(0 == rc)) {
         buf->posted = true;
         buf->returned = false;
-        return OPAL_SUCCESS;
+        module->recv_post_failures = 0;
+        return 0;
     }
     if (-FI_EAGAIN == rc) {
         /* The receive queue is full for now: progress posts it later. */
         module->repost_pending = true;
-        return OPAL_SUCCESS;
+        return 0;
     }
-    opal_common_ofi_error("btl/ofi", &module->ofi, "posting a receive buffer", NULL, rc);
-    return OPAL_ERR_OUT_OF_RESOURCE;
+    return rc;
 }
+
+static void post_or_retire(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf);
 
 static void maybe_repost(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
 {
     if (buf->returned && !buf->posted && !buf->retired && !buf->spare && 0 == buf->held &&
         NULL != module->ofi.ep) {
-        (void) post(module, buf);
+        post_or_retire(module, buf);
     }
+}
+
+/* A spare to take a retired buffer's place, or NULL. */
+static mca_btl_ofi_recv_buf_t *take_spare(mca_btl_ofi_module_t *module)
+{
+    for (size_t i = 0; i < module->recv_buf_count; ++i) {
+        mca_btl_ofi_recv_buf_t *spare = &module->recv_bufs[i];
+        if (spare->spare) {
+            spare->spare = false;
+            return spare;
+        }
+    }
+    return NULL;
+}
+
+/* buf may still be the provider's: it is set aside until a release says
+ * otherwise (mca_btl_ofi_recv_complete), and a spare is posted instead. */
+static void retire(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf, const char *why)
+{
+    buf->retired = true;
+    buf->posted = false;
+    ++module->recv_retired;
+    mca_btl_ofi_recv_buf_t *spare = take_spare(module);
+    if (NULL == spare) {
+        opal_output(0,
+                    "btl/ofi (%s): a receive buffer was set aside (%s) and no spare is left "
+                    "until the provider gives one back",
+                    module->ofi.prov_name, why);
+        return;
+    }
+    opal_output_verbose(10, mca_btl_base_output, "ofi: %s: a receive buffer was set aside: %s",
+                        module->ofi.prov_name, why);
+    maybe_repost(module, spare);
+}
+
+/* Posts a multi-receive buffer. The provider may refuse it having taken
+ * part of it already: rxm (libfabric 1.17, rxm_post_mrecv) first pairs the
+ * buffer's front with each waiting unexpected message, and when handling
+ * one fails (a rendezvous from a peer whose connection is gone:
+ * rxm_handle_rndv finds no connection, -FI_EOTHER) it returns the error
+ * after queueing the buffer's release. Posted again before that release
+ * is read, the buffer would be the provider's twice. So a refused buffer
+ * is retired like one with a failed message, and the release brings it
+ * back. */
+static void post_or_retire(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
+{
+    ssize_t rc = post(module, buf);
+    if (OPAL_LIKELY(0 == rc)) {
+        return;
+    }
+    if (!module->multi_recv) {
+        /* A single receive the provider refused is not its (rxm pairs it
+         * with a waiting message first, as above, and gives up on both):
+         * progress tries again, which also gets the next waiting message
+         * out of the way. */
+        module->repost_pending = true;
+        if (++module->recv_post_failures == MCA_BTL_OFI_POST_FAILURES_REPORTED) {
+            opal_common_ofi_error("btl/ofi", &module->ofi,
+                                  "posting a receive buffer (failing again and again)", NULL, rc);
+        } else {
+            opal_output_verbose(10, mca_btl_base_output,
+                                "ofi: %s: posting a receive buffer failed (tried again): %s",
+                                module->ofi.prov_name, fi_strerror((int) -rc));
+        }
+        return;
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "posting it failed: %s", fi_strerror((int) -rc));
+    retire(module, buf, why);
 }
 
 int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
@@ -127,9 +207,10 @@ int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
             buf->spare = true;
             continue;
         }
-        int rc = post(module, buf);
-        if (OPAL_SUCCESS != rc) {
-            return rc;
+        ssize_t rc = post(module, buf);
+        if (0 != rc) {
+            opal_common_ofi_error("btl/ofi", &module->ofi, "posting a receive buffer", NULL, rc);
+            return OPAL_ERR_OUT_OF_RESOURCE;
         }
     }
     return OPAL_SUCCESS;
@@ -289,6 +370,22 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
     }
 }
 
+/* A retired buffer's release came (a normal completion: definite). It
+ * is posted again if fewer than the planned buffers are in service, and
+ * is a spare otherwise, so that spares are there for the next retired
+ * buffer. */
+static void recover(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf)
+{
+    size_t in_service = 0;
+    for (size_t i = 0; i < module->recv_buf_count; ++i) {
+        const mca_btl_ofi_recv_buf_t *other = &module->recv_bufs[i];
+        in_service += !other->spare && !other->retired;
+    }
+    buf->retired = false;
+    ++module->recv_recovered;
+    buf->spare = in_service >= module->recv_buf_count - MCA_BTL_OFI_SPARE_RECV_BUFS;
+}
+
 /* Whether a completion releases its multi-receive buffer. FI_MULTI_RECV
  * alone does not say so: rxm (libfabric 1.17) sets it on the completion
  * of a rendezvous message that leaves room in the buffer, then releases
@@ -328,11 +425,11 @@ void mca_btl_ofi_recv_complete(mca_btl_ofi_module_t *module, const struct fi_cq_
         }
     }
     if (!module->multi_recv || released(module, buf, entry)) {
-        /* A normal completion's release is definite, also for a buffer
-         * retired after an error (see mca_btl_ofi_recv_error). */
-        buf->retired = false;
         buf->posted = false;
         buf->returned = true;
+        if (OPAL_UNLIKELY(buf->retired)) {
+            recover(module, buf);
+        }
         maybe_repost(module, buf);
     }
 }
@@ -370,20 +467,7 @@ void mca_btl_ofi_recv_error(mca_btl_ofi_module_t *module, const struct fi_cq_err
         maybe_repost(module, buf);
         return;
     }
-    if (buf->retired) {
-        return;
+    if (!buf->retired) {
+        retire(module, buf, "one of its messages failed");
     }
-    buf->retired = true;
-    for (size_t i = 0; i < module->recv_buf_count; ++i) {
-        mca_btl_ofi_recv_buf_t *spare = &module->recv_bufs[i];
-        if (spare->spare) {
-            spare->spare = false;
-            maybe_repost(module, spare);
-            return;
-        }
-    }
-    opal_output_verbose(10, mca_btl_base_output,
-                        "ofi: %s: a receive buffer was retired after an error and no spare is "
-                        "left",
-                        module->ofi.prov_name);
 }
