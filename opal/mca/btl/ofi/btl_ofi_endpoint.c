@@ -198,6 +198,7 @@ void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_
         return;
     }
     ep->failed = true;
+    module->ofi.peer_lost = true;
     char info[512];
     snprintf(info, sizeof(info), "btl/ofi (%s): %s failed: %s", module->ofi.prov_name,
              mca_btl_ofi_peer_name(ep), what);

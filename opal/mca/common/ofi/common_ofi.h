@@ -171,6 +171,12 @@ typedef struct opal_common_ofi_ctx_t {
     /* This endpoint's address. */
     uint8_t addr[256];
     size_t addrlen;
+    /* Set by the user when a peer died: a provider may then keep objects
+     * of its own on the domain for good (rxm in libfabric 1.17 keeps the
+     * registrations of rendezvous transfers with the peer that never
+     * finished), so a busy domain or fabric at close is expected and
+     * reported only at a high verbosity. */
+    bool peer_lost;
 } opal_common_ofi_ctx_t;
 
 /* Opens fabric, domain, CQ (with a wait fd when asked and possible), AV

@@ -132,8 +132,10 @@ static void close_fid(opal_common_ofi_ctx_t *ctx, struct fid *fid, const char *w
     }
     int rc = fi_close(fid);
     if (0 != rc) {
-        opal_output(0, "ofi (%s): closing the %s failed: %s",
-                    NULL != ctx->prov_name ? ctx->prov_name : "?", what, fi_strerror(-rc));
+        opal_output_verbose(-FI_EBUSY == rc && ctx->peer_lost ? 10 : 0, 0,
+                            "ofi (%s): closing the %s failed: %s%s",
+                            NULL != ctx->prov_name ? ctx->prov_name : "?", what, fi_strerror(-rc),
+                            -FI_EBUSY == rc && ctx->peer_lost ? " (a peer died mid-transfer)" : "");
     }
 }
 
