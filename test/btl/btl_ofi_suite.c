@@ -42,23 +42,11 @@ static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_
 #define ALLTOALL_NP 0
 #endif
 
-#if defined(BTL_OFI_KILLED_UNRELIABLE) && BTL_OFI_KILLED_UNRELIABLE
-/* Known failure, left out of the suite until fixed: over tcp;ofi_rxm a
- * survivor of a killed peer sometimes dies of SIGSEGV inside libfabric
- * while btl/ofi reposts receive buffers from mca_btl_ofi_peer_failed
- * (btl_ofi_recv.c post()); about one run in three here. Run it by hand:
- * mcarun -np 3 --oversubscribe --enable-recovery --mca btl self,ofi
- * --mca ofi_provider_include "tcp;ofi_rxm" test/btl/btl_test_rank killed */
-#define OFI_SUITE_CASES (BTL_SUITE_ALL & ~BTL_SUITE_KILLED)
-#else
-#define OFI_SUITE_CASES BTL_SUITE_ALL
-#endif
-
 static const btl_suite_t ofi_suite = {
     .name = BTL_OFI_SUITE_NAME,
     .btl = "self,ofi",
     .mca_args = mca_args,
-    .cases = OFI_SUITE_CASES,
+    .cases = BTL_SUITE_ALL,
     .between_ranks = "ofi",
     .alltoall_np = ALLTOALL_NP,
 };
