@@ -13,9 +13,15 @@
  */
 #include "opal/opal_config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
@@ -107,6 +113,68 @@ START_TEST(runs_use_the_provider_asked_for)
 }
 END_TEST
 
+#if defined(BTL_OFI_SHM_FILES) && BTL_OFI_SHM_FILES
+/* The shm provider's files of this user in /dev/shm: those named under
+ * mcarun's prefix ("opal-mca.<uid>.<job>.ofi_shm.<rank>"), and those of
+ * libfabric's own naming ("<pid>:<uid>:<n>") made at or after since (a
+ * machine may keep older ones of other programs). */
+static int shm_files(time_t since)
+{
+    char prefix[64], own[64];
+    snprintf(prefix, sizeof(prefix), "opal-mca.%lu.", (unsigned long) geteuid());
+    snprintf(own, sizeof(own), ":%lu:", (unsigned long) geteuid());
+    DIR *dir = opendir("/dev/shm");
+    if (NULL == dir) {
+        return 0;
+    }
+    int n = 0;
+    struct dirent *e;
+    while (NULL != (e = readdir(dir))) {
+        struct stat st;
+        if (0 != fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+            st.st_uid != geteuid()) {
+            continue;
+        }
+        bool ours = 0 == strncmp(e->d_name, prefix, strlen(prefix)) &&
+                    NULL != strstr(e->d_name, ".ofi_shm.");
+        bool libfabric = NULL != strstr(e->d_name, own) && st.st_ctime >= since;
+        n += ours || libfabric ? 1 : 0;
+    }
+    closedir(dir);
+    return n;
+}
+
+/* A rank killed while it runs cannot remove its shm endpoint's file: its
+ * name is under mcarun's prefix, so mcarun removes it when the job ends. */
+START_TEST(killed_rank_leaves_no_shm_file)
+{
+    time_t start = time(NULL);
+    int before = shm_files(start);
+    const char *args[] = {"killed", NULL};
+    const char *extra[] = {"--enable-recovery", NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, "self,ofi", mca_args, extra, 3, args);
+    if (0 == run.status || !btl_suite_has(run.err, "rank 2 (pid ") ||
+        !btl_suite_has(run.err, "exited on signal 9")) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("rank 2 was not killed as the case intends");
+    }
+    /* Another test's job running meanwhile may have files of its own
+     * for a while; a leftover stays. */
+    int after = shm_files(start);
+    for (int i = 0; i < 200 && after > before; ++i) {
+        usleep(100 * 1000);
+        after = shm_files(start);
+    }
+    if (after > before) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("shm files: %d before the job, %d after it", before, after);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+#endif
+
 int main(void)
 {
     const char *missing = provider_missing();
@@ -116,5 +184,8 @@ int main(void)
     }
     Suite *s = btl_suite_create(&ofi_suite);
     OPAL_TEST_ADD(s, runs_use_the_provider_asked_for);
+#if defined(BTL_OFI_SHM_FILES) && BTL_OFI_SHM_FILES
+    OPAL_TEST_ADD(s, killed_rank_leaves_no_shm_file);
+#endif
     return btl_suite_main(s);
 }

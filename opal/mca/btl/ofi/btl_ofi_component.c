@@ -5,6 +5,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,25 @@
 #include "opal/util/opal_output.h"
 
 static int ofi_register(void);
+/* What mcarun hands every rank: the prefix of the shared-memory files it
+ * removes when the job ends (orte/util/orte_launcher_env.h; opal does
+ * not include orte). */
+#define OFI_SHM_PREFIX_ENV "OPAL_ORTE_SHM_PREFIX"
+
+/* The name of this process's shm endpoint (its /dev/shm file) under the
+ * launcher's prefix, so that the launcher removes it when the process
+ * dies before libfabric could; NULL without a usable prefix. */
+static const char *shm_name(const opal_proc_job_info_t *job, char *name, size_t size)
+{
+    const char *prefix = getenv(OFI_SHM_PREFIX_ENV);
+    if (NULL == job || NULL == prefix || '\0' == prefix[0] || NULL != strchr(prefix, '/') ||
+        strlen(prefix) > 64) {
+        return NULL;
+    }
+    int n = snprintf(name, size, "%sofi_shm.%" PRIu32, prefix, job->my_name.vpid);
+    return n > 0 && (size_t) n < size ? name : NULL;
+}
+
 static int ofi_open(void);
 static int ofi_close(void);
 static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_threads,
@@ -302,8 +322,10 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         (1 == mca_btl_ofi_component.multi_recv ||
          (-1 == mca_btl_ofi_component.multi_recv &&
           !opal_common_ofi_provider_listed("shm", info->fabric_attr->prov_name, NULL)));
+    char shm_ep_name[128];
     opal_common_ofi_ctx_t ofi;
     opal_common_ofi_ctx_attr_t attr = {
+        .shm_ep_name = shm_name(job, shm_ep_name, sizeof(shm_ep_name)),
         .cq_format = FI_CQ_FORMAT_DATA,
         .cq_size = mca_btl_ofi_component.cq_size,
         .want_wait_fd = mca_btl_ofi_component.wait_fd,

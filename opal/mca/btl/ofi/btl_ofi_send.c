@@ -348,9 +348,8 @@ int mca_btl_ofi_send_flush(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t 
         return OPAL_ERR_RESOURCE_BUSY;
     }
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-    ssize_t rc =
-        post(module, ep, frag, mca_btl_ofi_data_make(MCA_BTL_OFI_TAG_FLUSH, module->my_rank,
-                                                     ep->send_seq));
+    ssize_t rc = post(module, ep, frag,
+                      mca_btl_ofi_data_make(MCA_BTL_OFI_TAG_FLUSH, module->my_rank, ep->send_seq));
     if (OPAL_LIKELY(0 == rc)) {
         return OPAL_SUCCESS;
     }

@@ -148,6 +148,12 @@ typedef struct opal_common_ofi_ctx_attr_t {
      * default): a multi-receive buffer is released once less than this
      * is left in it. */
     size_t min_multi_recv;
+    /* A name for the endpoint when the provider names it after a file
+     * (shm: /dev/shm/<name>), or NULL for the provider's own (shm's is
+     * "<pid>:<uid>:<n>", which nobody removes after a crash). A launcher
+     * that sweeps its job's files away afterwards hands out a prefix to
+     * build it with. A stale file of that name is removed first. */
+    const char *shm_ep_name;
 } opal_common_ofi_ctx_attr_t;
 
 /* Everything opened on one provider; fields are read-only to users. */
