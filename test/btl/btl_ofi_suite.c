@@ -5,7 +5,10 @@
  * ofi carrying everything between ranks.
  *
  * Built once per provider (BTL_OFI_PROVIDER, BTL_OFI_SUITE_NAME, and
- * BTL_OFI_SLOW_PROVIDER for one that needs lighter cases). Whether
+ * BTL_OFI_SLOW_PROVIDER for one that needs lighter cases), and once more
+ * with BTL_OFI_FORCE_SEQ_HEADER: the sequence number in a header in the
+ * payload (btl_ofi_force_seq_header), the path providers with 4 bytes of
+ * remote CQ data take (rxm over verbs), on a provider that runs here. Whether
  * libfabric runs the provider here is asked at run time (fi_getinfo for
  * reliable datagram messages with that provider name); when it does not,
  * the program says why and exits 77, which make check counts as SKIP,
@@ -43,9 +46,25 @@ static const char *const mca_args[] = {"--mca", "ofi_provider_include",  BTL_OFI
                                        "--mca", "btl_ofi_max_send_size", "65536",
                                        NULL};
 #define ALLTOALL_NP 4
+#elif defined(BTL_OFI_FORCE_SEQ_HEADER) && BTL_OFI_FORCE_SEQ_HEADER
+static const char *const mca_args[] = {"--mca", "ofi_provider_include",     BTL_OFI_PROVIDER,
+                                       "--mca", "btl_ofi_force_seq_header", "true",
+                                       NULL};
+#define ALLTOALL_NP 0
 #else
 static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_PROVIDER, NULL};
 #define ALLTOALL_NP 0
+#endif
+
+/* How the module carries the sequence number, as its verbose line says
+ * (and, with the header, the limits it advertises: the defaults less the
+ * header's 4 bytes). */
+#if defined(BTL_OFI_FORCE_SEQ_HEADER) && BTL_OFI_FORCE_SEQ_HEADER
+#define SEQ_NEEDLE "eager 16380, max send 262140,"
+#define SEQ_MODE   "sequence header in the payload"
+#else
+#define SEQ_NEEDLE "eager 16384, max send 262144,"
+#define SEQ_MODE   "sequence in the CQ data"
 #endif
 
 #if defined(BTL_OFI_KILLED_UNRELIABLE) && BTL_OFI_KILLED_UNRELIABLE
@@ -95,7 +114,7 @@ static const char *provider_missing(void)
 
 /* The provider every run used, as the rank program reports it through
  * btl_base_verbose: a fallback to another provider would not test this
- * one. */
+ * one; and where the sequence number went (the mode this suite tests). */
 START_TEST(runs_use_the_provider_asked_for)
 {
     const char *args[] = {"tags", NULL};
@@ -109,6 +128,16 @@ START_TEST(runs_use_the_provider_asked_for)
         mcarun_test_dump(&run);
         ck_abort_msg("btl/ofi did not say it uses %s", BTL_OFI_PROVIDER);
     }
+    if (!btl_suite_has(run.err, SEQ_MODE)) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl/ofi did not say \"%s\"", SEQ_MODE);
+    }
+#if !(defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER)
+    if (!btl_suite_has(run.err, SEQ_NEEDLE)) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl/ofi did not advertise \"%s\"", SEQ_NEEDLE);
+    }
+#endif
     mcarun_test_run_free(&run);
 }
 END_TEST

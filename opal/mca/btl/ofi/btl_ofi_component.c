@@ -118,7 +118,9 @@ static int ofi_register(void)
     rc = register_own("multi_recv",
                       "Receive into multi-receive buffers when the provider has FI_MULTI_RECV: 1 "
                       "yes, 0 no (one message per posted buffer), -1 yes except with shm, whose "
-                      "multi-receive path costs a few hundred nanoseconds per message",
+                      "multi-receive path costs a few hundred nanoseconds per message, and with "
+                      "ofi_rxm (libfabric 1.17), which lets a message land inside a rendezvous "
+                      "message of another sender in the same buffer",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->multi_recv);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -141,6 +143,17 @@ static int ofi_register(void)
         "that do not demand it)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->force_mr_local);
+    if (rc < 0) {
+        return rc;
+    }
+    c->force_seq_header = false;
+    rc = mca_base_component_var_register(
+        &c->super.btl_version, "force_seq_header",
+        "Carry each message's sequence number in a 4-byte header in front of its payload, as "
+        "for a provider with only 4 bytes of remote CQ data (rxm over verbs), whatever the "
+        "provider offers (for testing that path on providers that do not need it)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->force_seq_header);
     if (rc < 0) {
         return rc;
     }
@@ -262,13 +275,16 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     }
 
     /* Every call on the domain is serialised by the module (its lock when
-     * threads are in use), so the provider need not lock. */
+     * threads are in use), so the provider need not lock. The tag and the
+     * sender's rank need 4 bytes of remote CQ data; the sequence number
+     * takes 4 more, or a header in the payload when the provider has
+     * fewer (MCA_BTL_OFI_SEQ_HDR_SIZE). */
     opal_common_ofi_want_t want = {
         .ep_type = FI_EP_RDM,
         .caps_required = FI_MSG,
         .caps_desired = FI_RMA | (0 != mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
         .msg_order = FI_ORDER_SAS,
-        .cq_data_size = sizeof(uint64_t),
+        .cq_data_size = MCA_BTL_OFI_CQ_DATA_MIN,
         .threading = FI_THREAD_DOMAIN,
     };
     struct fi_info *info = NULL;
@@ -297,6 +313,8 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
          * (a user's explicit request for it is warned about below). */
         tmpl->btl_flags &= caps;
     }
+    mca_btl_ofi_component.use_seq_hdr = mca_btl_ofi_component.force_seq_header ||
+                                        info->domain_attr->cq_data_size < sizeof(uint64_t);
     size_t max_msg = info->ep_attr->max_msg_size;
     if (tmpl->btl_max_send_size > max_msg) {
         tmpl->btl_max_send_size = max_msg;
@@ -321,7 +339,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         0 != (info->caps & FI_MULTI_RECV) &&
         (1 == mca_btl_ofi_component.multi_recv ||
          (-1 == mca_btl_ofi_component.multi_recv &&
-          !opal_common_ofi_provider_listed("shm", info->fabric_attr->prov_name, NULL)));
+          !opal_common_ofi_provider_listed("shm,ofi_rxm", info->fabric_attr->prov_name, NULL)));
     char shm_ep_name[128];
     opal_common_ofi_ctx_t ofi;
     opal_common_ofi_ctx_attr_t attr = {
@@ -367,13 +385,15 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         }
     }
     opal_output_verbose(10, mca_btl_base_output,
-                        "ofi: %s on %s (%s): eager %zu, max send %zu, inject %zu, %s, %s, %s",
+                        "ofi: %s on %s (%s): eager %zu, max send %zu, inject %zu, %s, %s, %s, %s",
                         module->ofi.prov_name, module->ofi.info->domain_attr->name,
                         module->ofi.info->fabric_attr->name, module->super.btl_eager_limit,
                         module->super.btl_max_send_size, module->inject_size,
                         module->multi_recv ? "multi-receive" : "one message per receive",
                         module->has_rma ? "RMA" : "no RMA",
-                        module->wait_fd_is_timer ? "polled on a timer" : "wait fd");
+                        module->wait_fd_is_timer ? "polled on a timer" : "wait fd",
+                        0 != module->seq_hdr ? "sequence header in the payload"
+                                             : "sequence in the CQ data");
     mca_btl_ofi_component.module = module;
     mca_btl_ofi_component.modules[0] = &module->super;
     *num_btls = 1;
