@@ -354,4 +354,10 @@ if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then
 fi
 echo "rdma-vm: the guest stopped (qemu status $qemu_status) without reporting a status; last lines of $out/console.log and qemu.log:" >&2
 tail -n 30 "$out/console.log" "$out/qemu.log" 2>/dev/null | sed 's/^/    | /' >&2
+# Never up (no boot-seconds: guest.sh did not get rxe0 going): this
+# machine cannot boot the guest, which callers report as a skip.
+if [ ! -s "$out/boot-seconds" ]; then
+    echo "rdma-vm: the guest never came up on this machine" >&2
+    exit 77
+fi
 exit 125

@@ -6,7 +6,10 @@
  *
  * Active messages are fi_senddata: the payload is the message, the remote
  * CQ data (64 bits) carries the tag (bits 0-7), the sender's rank (8-31)
- * and a per-peer sequence number (32-63). Receives land in multi-receive
+ * and a per-peer sequence number (32-63). A provider with only 4 bytes of
+ * CQ data (rxm over verbs) gets the tag and rank there and the sequence
+ * number in a 4-byte header at the front of each message (the "sequence
+ * header" mode, see MCA_BTL_OFI_SEQ_HDR_SIZE). Receives land in multi-receive
  * buffers (FI_MULTI_RECV) or, without it (and by default with shm and
  * rxm, see btl_ofi_multi_recv), in buffers of btl_max_send_size posted
  * one message each. A provider may complete a large message (its
@@ -64,6 +67,28 @@ static inline uint64_t mca_btl_ofi_data_make(mca_btl_base_tag_t tag, uint32_t ra
  * provider promises: with rxd, acknowledged, so injects that rxd still
  * holds for retransmission are not lost when the endpoint closes. */
 #define MCA_BTL_OFI_TAG_FLUSH (MCA_BTL_TAG_BTL_MIN + 0x0f)
+
+/* The sequence header: with less than 8 bytes of remote CQ data (or
+ * btl_ofi_force_seq_header), every message starts with its 32-bit
+ * sequence number, little-endian, and the CQ data's upper half is 0. The
+ * limits the module advertises are the provider's less these bytes, so
+ * upper layers see the same sizes either way. */
+#define MCA_BTL_OFI_SEQ_HDR_SIZE 4
+#define MCA_BTL_OFI_CQ_DATA_MIN  4
+
+static inline void mca_btl_ofi_seq_hdr_write(uint8_t *hdr, uint32_t seq)
+{
+    hdr[0] = (uint8_t) seq;
+    hdr[1] = (uint8_t) (seq >> 8);
+    hdr[2] = (uint8_t) (seq >> 16);
+    hdr[3] = (uint8_t) (seq >> 24);
+}
+
+static inline uint32_t mca_btl_ofi_seq_hdr_read(const uint8_t *hdr)
+{
+    return (uint32_t) hdr[0] | ((uint32_t) hdr[1] << 8) | ((uint32_t) hdr[2] << 16) |
+           ((uint32_t) hdr[3] << 24);
+}
 
 /* The largest sendi / inject message copied through the stack. */
 #define MCA_BTL_OFI_INJECT_MAX 4096
@@ -246,6 +271,10 @@ typedef struct mca_btl_ofi_module_t {
      * most inject_batch in a row to a peer (0: no limit). */
     size_t inject_size;
     unsigned inject_batch;
+    /* 0, or MCA_BTL_OFI_SEQ_HDR_SIZE in the sequence header mode: the
+     * bytes in front of every message, before what upper layers see
+     * (a frag's segments[0] starts that far into its buffer). */
+    size_t seq_hdr;
     bool multi_recv;
     bool has_rma;
     /* Whether puts may ask for FI_DELIVERY_COMPLETE (cleared when the
@@ -309,6 +338,10 @@ typedef struct mca_btl_ofi_component_t {
     bool use_multi_recv;
     /* Tests: behave as if the provider demanded FI_MR_LOCAL. */
     bool force_mr_local;
+    /* Tests: the sequence header mode whatever the provider's CQ data
+     * size. use_seq_hdr is what init decided. */
+    bool force_seq_header;
+    bool use_seq_hdr;
     int inject_batch;
     size_t recv_buffer_size;
     unsigned recv_buffers;

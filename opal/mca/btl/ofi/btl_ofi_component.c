@@ -5,6 +5,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,25 @@
 #include "opal/util/opal_output.h"
 
 static int ofi_register(void);
+/* What mcarun hands every rank: the prefix of the shared-memory files it
+ * removes when the job ends (orte/util/orte_launcher_env.h; opal does
+ * not include orte). */
+#define OFI_SHM_PREFIX_ENV "OPAL_ORTE_SHM_PREFIX"
+
+/* The name of this process's shm endpoint (its /dev/shm file) under the
+ * launcher's prefix, so that the launcher removes it when the process
+ * dies before libfabric could; NULL without a usable prefix. */
+static const char *shm_name(const opal_proc_job_info_t *job, char *name, size_t size)
+{
+    const char *prefix = getenv(OFI_SHM_PREFIX_ENV);
+    if (NULL == job || NULL == prefix || '\0' == prefix[0] || NULL != strchr(prefix, '/') ||
+        strlen(prefix) > 64) {
+        return NULL;
+    }
+    int n = snprintf(name, size, "%sofi_shm.%" PRIu32, prefix, job->my_name.vpid);
+    return n > 0 && (size_t) n < size ? name : NULL;
+}
+
 static int ofi_open(void);
 static int ofi_close(void);
 static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_threads,
@@ -98,9 +118,9 @@ static int ofi_register(void)
     rc = register_own("multi_recv",
                       "Receive into multi-receive buffers when the provider has FI_MULTI_RECV: 1 "
                       "yes, 0 no (one message per posted buffer), -1 yes except with shm, whose "
-                      "multi-receive path costs a few hundred nanoseconds per message, and "
-                      "ofi_rxm, which gives a buffer back while rendezvous messages are still "
-                      "being read into it (libfabric 1.17)",
+                      "multi-receive path costs a few hundred nanoseconds per message, and with "
+                      "ofi_rxm (libfabric 1.17), which lets a message land inside a rendezvous "
+                      "message of another sender in the same buffer",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->multi_recv);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -123,6 +143,17 @@ static int ofi_register(void)
         "that do not demand it)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->force_mr_local);
+    if (rc < 0) {
+        return rc;
+    }
+    c->force_seq_header = false;
+    rc = mca_base_component_var_register(
+        &c->super.btl_version, "force_seq_header",
+        "Carry each message's sequence number in a 4-byte header in front of its payload, as "
+        "for a provider with only 4 bytes of remote CQ data (rxm over verbs), whatever the "
+        "provider offers (for testing that path on providers that do not need it)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->force_seq_header);
     if (rc < 0) {
         return rc;
     }
@@ -244,13 +275,16 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     }
 
     /* Every call on the domain is serialised by the module (its lock when
-     * threads are in use), so the provider need not lock. */
+     * threads are in use), so the provider need not lock. The tag and the
+     * sender's rank need 4 bytes of remote CQ data; the sequence number
+     * takes 4 more, or a header in the payload when the provider has
+     * fewer (MCA_BTL_OFI_SEQ_HDR_SIZE). */
     opal_common_ofi_want_t want = {
         .ep_type = FI_EP_RDM,
         .caps_required = FI_MSG,
         .caps_desired = FI_RMA | (0 != mca_btl_ofi_component.multi_recv ? FI_MULTI_RECV : 0),
         .msg_order = FI_ORDER_SAS,
-        .cq_data_size = sizeof(uint64_t),
+        .cq_data_size = MCA_BTL_OFI_CQ_DATA_MIN,
         .threading = FI_THREAD_DOMAIN,
     };
     struct fi_info *info = NULL;
@@ -279,6 +313,8 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
          * (a user's explicit request for it is warned about below). */
         tmpl->btl_flags &= caps;
     }
+    mca_btl_ofi_component.use_seq_hdr = mca_btl_ofi_component.force_seq_header ||
+                                        info->domain_attr->cq_data_size < sizeof(uint64_t);
     size_t max_msg = info->ep_attr->max_msg_size;
     if (tmpl->btl_max_send_size > max_msg) {
         tmpl->btl_max_send_size = max_msg;
@@ -304,8 +340,10 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         (1 == mca_btl_ofi_component.multi_recv ||
          (-1 == mca_btl_ofi_component.multi_recv &&
           !opal_common_ofi_provider_listed("shm,ofi_rxm", info->fabric_attr->prov_name, NULL)));
+    char shm_ep_name[128];
     opal_common_ofi_ctx_t ofi;
     opal_common_ofi_ctx_attr_t attr = {
+        .shm_ep_name = shm_name(job, shm_ep_name, sizeof(shm_ep_name)),
         .cq_format = FI_CQ_FORMAT_DATA,
         .cq_size = mca_btl_ofi_component.cq_size,
         .want_wait_fd = mca_btl_ofi_component.wait_fd,
@@ -347,13 +385,15 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         }
     }
     opal_output_verbose(10, mca_btl_base_output,
-                        "ofi: %s on %s (%s): eager %zu, max send %zu, inject %zu, %s, %s, %s",
+                        "ofi: %s on %s (%s): eager %zu, max send %zu, inject %zu, %s, %s, %s, %s",
                         module->ofi.prov_name, module->ofi.info->domain_attr->name,
                         module->ofi.info->fabric_attr->name, module->super.btl_eager_limit,
                         module->super.btl_max_send_size, module->inject_size,
                         module->multi_recv ? "multi-receive" : "one message per receive",
                         module->has_rma ? "RMA" : "no RMA",
-                        module->wait_fd_is_timer ? "polled on a timer" : "wait fd");
+                        module->wait_fd_is_timer ? "polled on a timer" : "wait fd",
+                        0 != module->seq_hdr ? "sequence header in the payload"
+                                             : "sequence in the CQ data");
     mca_btl_ofi_component.module = module;
     mca_btl_ofi_component.modules[0] = &module->super;
     *num_btls = 1;

@@ -292,6 +292,7 @@ static int register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_
 int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t **out, char **why)
 {
     const mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
+    int rc = OPAL_ERR_OUT_OF_RESOURCE;
     *why = NULL;
     mca_btl_ofi_module_t *module = calloc(1, sizeof(*module));
     if (NULL == module) {
@@ -339,9 +340,25 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
     module->my_rank = NULL != job ? job->my_name.vpid : 0;
     module->job_size = NULL != job ? job->size : 1;
     module->endpoints = calloc(module->job_size, sizeof(*module->endpoints));
+    /* The template's limits are the provider's (what goes on the wire);
+     * upper layers get them less the sequence header. */
+    module->seq_hdr = c->use_seq_hdr ? MCA_BTL_OFI_SEQ_HDR_SIZE : 0;
+    if (btl->btl_eager_limit <= module->seq_hdr || btl->btl_max_send_size <= module->seq_hdr) {
+        if (asprintf(why,
+                     "%s: btl_ofi_eager_limit (%zu) and btl_ofi_max_send_size (%zu) must be "
+                     "more than the %zu-byte sequence header this provider needs",
+                     module->ofi.prov_name, btl->btl_eager_limit, btl->btl_max_send_size,
+                     module->seq_hdr) < 0) {
+            *why = NULL;
+        }
+        rc = OPAL_ERR_BAD_PARAM;
+        goto fail;
+    }
+    btl->btl_eager_limit -= module->seq_hdr;
+    btl->btl_max_send_size -= module->seq_hdr;
     module->inject_size = module->ofi.info->tx_attr->inject_size;
-    if (module->inject_size > btl->btl_eager_limit) {
-        module->inject_size = btl->btl_eager_limit;
+    if (module->inject_size > btl->btl_eager_limit + module->seq_hdr) {
+        module->inject_size = btl->btl_eager_limit + module->seq_hdr;
     }
     if (module->inject_size > MCA_BTL_OFI_INJECT_MAX) {
         module->inject_size = MCA_BTL_OFI_INJECT_MAX;
@@ -357,11 +374,12 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
     }
 
     size_t max = c->free_list_max > 0 ? c->free_list_max : 1;
-    int rc = OPAL_ERR_OUT_OF_RESOURCE;
+    rc = OPAL_ERR_OUT_OF_RESOURCE;
     if (NULL == module->endpoints ||
-        OPAL_SUCCESS !=
-            frag_list_init(module, &module->eager_frags, btl->btl_eager_limit, 32, max) ||
-        OPAL_SUCCESS != frag_list_init(module, &module->max_frags, btl->btl_max_send_size, 4,
+        OPAL_SUCCESS != frag_list_init(module, &module->eager_frags,
+                                       btl->btl_eager_limit + module->seq_hdr, 32, max) ||
+        OPAL_SUCCESS != frag_list_init(module, &module->max_frags,
+                                       btl->btl_max_send_size + module->seq_hdr, 4,
                                        max / 16 > 4 ? max / 16 : 4) ||
         OPAL_SUCCESS != opal_free_list_init(&module->rdma_ops, sizeof(mca_btl_ofi_rdma_op_t),
                                             OPAL_CACHE_LINE_SIZE, OBJ_CLASS(mca_btl_ofi_rdma_op_t),

@@ -19,6 +19,10 @@
  * (inside the job), its sequence number (not one already delivered), its
  * length (at most btl_max_send_size). A message that fails is dropped
  * with a report naming the sender; it never reaches a callback.
+ *
+ * In the sequence header mode every message on the wire is seq_hdr bytes
+ * longer than what upper layers sent: buffers are sized for that, and the
+ * header is read and stripped before a message is delivered or held.
  */
 #include "opal/opal_config.h"
 
@@ -156,7 +160,7 @@ static void post_or_retire(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t 
 int mca_btl_ofi_recv_post_all(mca_btl_ofi_module_t *module)
 {
     const mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
-    size_t max_send = module->super.btl_max_send_size;
+    size_t max_send = module->super.btl_max_send_size + module->seq_hdr;
     size_t size, count;
     if (module->multi_recv) {
         size = c->recv_buffer_size;
@@ -317,6 +321,7 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
     uint32_t rank =
         (uint32_t) ((entry->data >> MCA_BTL_OFI_DATA_TAG_BITS) & (MCA_BTL_OFI_MAX_RANKS - 1));
     uint32_t seq = (uint32_t) (entry->data >> 32);
+    size_t len = entry->len;
     /* This process never sends to itself over ofi (btl/self does). */
     if (OPAL_UNLIKELY(0 == (entry->flags & FI_REMOTE_CQ_DATA) || rank >= module->job_size ||
                       rank == module->my_rank)) {
@@ -346,22 +351,34 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
     if (OPAL_UNLIKELY(ep->failed)) {
         return;
     }
-    if (OPAL_UNLIKELY(entry->len > module->super.btl_max_send_size)) {
+    if (OPAL_UNLIKELY(0 != module->seq_hdr)) {
+        if (OPAL_UNLIKELY(len < module->seq_hdr)) {
+            opal_output(0,
+                        "btl/ofi (%s): %s sent a message of %zu bytes, too short for its "
+                        "%zu-byte sequence header: dropped",
+                        module->ofi.prov_name, mca_btl_ofi_peer_name(ep), len, module->seq_hdr);
+            return;
+        }
+        seq = mca_btl_ofi_seq_hdr_read(data);
+        data += module->seq_hdr;
+        len -= module->seq_hdr;
+    }
+    if (OPAL_UNLIKELY(len > module->super.btl_max_send_size)) {
         opal_output(0,
                     "btl/ofi (%s): %s sent a message of %zu bytes, more than the %zu allowed: "
                     "dropped",
-                    module->ofi.prov_name, mca_btl_ofi_peer_name(ep), entry->len,
+                    module->ofi.prov_name, mca_btl_ofi_peer_name(ep), len,
                     module->super.btl_max_send_size);
         return;
     }
     if (OPAL_LIKELY(seq == ep->recv_seq)) {
         ++ep->recv_seq;
-        deliver(module, ep, tag, data, entry->len);
+        deliver(module, ep, tag, data, len);
         if (OPAL_UNLIKELY(!opal_list_is_empty(&ep->held))) {
             deliver_held(module, ep);
         }
     } else if ((int32_t) (seq - ep->recv_seq) > 0) {
-        hold(module, ep, seq, tag, data, entry->len, buf);
+        hold(module, ep, seq, tag, data, len, buf);
     } else {
         opal_output(0,
                     "btl/ofi (%s): %s sent message number %u again (next expected: %u): "
@@ -404,7 +421,8 @@ static inline bool released(const mca_btl_ofi_module_t *module, const mca_btl_of
     }
     const uint8_t *end = (const uint8_t *) entry->buf + entry->len;
     return end < buf->base || end > buf->base + buf->size ||
-           (size_t) (buf->base + buf->size - end) < module->super.btl_max_send_size;
+           (size_t) (buf->base + buf->size - end) <
+               module->super.btl_max_send_size + module->seq_hdr;
 }
 
 void mca_btl_ofi_recv_complete(mca_btl_ofi_module_t *module, const struct fi_cq_data_entry *entry)

@@ -6,6 +6,10 @@
  * provider copies it at once and reports no completion, so send returns 1
  * and sendi is done. Larger ones are posted with the frag as context and
  * stay on their endpoint's outstanding list until the CQ reports them.
+ *
+ * In the sequence header mode (module->seq_hdr != 0) every frag's buffer
+ * keeps seq_hdr bytes in front of segments[0]; the sequence number goes
+ * there when the message is sent, and what goes on the wire starts there.
  */
 #include "opal/opal_config.h"
 
@@ -30,7 +34,8 @@ static void frag_construct(mca_btl_ofi_frag_t *frag)
 
 OBJ_CLASS_INSTANCE(mca_btl_ofi_frag_t, mca_btl_base_descriptor_t, frag_construct, NULL);
 
-static inline mca_btl_ofi_frag_t *frag_get(opal_free_list_t *list, mca_btl_ofi_endpoint_t *ep)
+static inline mca_btl_ofi_frag_t *frag_get(const mca_btl_ofi_module_t *module,
+                                           opal_free_list_t *list, mca_btl_ofi_endpoint_t *ep)
 {
     mca_btl_ofi_frag_t *frag = (mca_btl_ofi_frag_t *) opal_free_list_get(list);
     if (OPAL_UNLIKELY(NULL == frag)) {
@@ -45,9 +50,27 @@ static inline mca_btl_ofi_frag_t *frag_get(opal_free_list_t *list, mca_btl_ofi_e
     frag->base.des_cbfunc = NULL;
     frag->base.des_cbdata = NULL;
     frag->base.des_context = NULL;
-    frag->segments[0].seg_addr = frag->base.super.ptr;
+    frag->segments[0].seg_addr = (uint8_t *) frag->base.super.ptr + module->seq_hdr;
     frag->segments[0].seg_len = 0;
     return frag;
+}
+
+/* The remote CQ data of the next message to ep; in the sequence header
+ * mode its sequence number goes in the seq_hdr bytes at hdr instead. */
+static inline uint64_t stamp(const mca_btl_ofi_module_t *module, const mca_btl_ofi_endpoint_t *ep,
+                             mca_btl_base_tag_t tag, uint8_t *hdr)
+{
+    if (OPAL_LIKELY(0 == module->seq_hdr)) {
+        return mca_btl_ofi_data_make(tag, module->my_rank, ep->send_seq);
+    }
+    mca_btl_ofi_seq_hdr_write(hdr, ep->send_seq);
+    return mca_btl_ofi_data_make(tag, module->my_rank, 0);
+}
+
+/* Where frag's message starts on the wire (its sequence header, if any). */
+static inline uint8_t *frag_wire(const mca_btl_ofi_module_t *module, const mca_btl_ofi_frag_t *frag)
+{
+    return (uint8_t *) frag->segments[0].seg_addr - module->seq_hdr;
 }
 
 void mca_btl_ofi_frag_release(mca_btl_ofi_frag_t *frag)
@@ -67,7 +90,7 @@ mca_btl_base_descriptor_t *mca_btl_ofi_alloc(mca_btl_base_module_t *btl,
     if (OPAL_UNLIKELY(NULL == list)) {
         return NULL;
     }
-    mca_btl_ofi_frag_t *frag = frag_get(list, endpoint);
+    mca_btl_ofi_frag_t *frag = frag_get(module, list, endpoint);
     if (OPAL_UNLIKELY(NULL == frag)) {
         return NULL;
     }
@@ -108,7 +131,7 @@ mca_btl_base_descriptor_t *mca_btl_ofi_prepare_src(mca_btl_base_module_t *btl,
     }
     mca_btl_ofi_frag_t *frag;
     if (reserve + want <= btl->btl_eager_limit) {
-        frag = frag_get(&module->eager_frags, endpoint);
+        frag = frag_get(module, &module->eager_frags, endpoint);
         if (OPAL_UNLIKELY(NULL == frag)) {
             return NULL;
         }
@@ -118,7 +141,7 @@ mca_btl_base_descriptor_t *mca_btl_ofi_prepare_src(mca_btl_base_module_t *btl,
                reserve <= btl->btl_eager_limit) {
         /* The caller's header in a small frag, its data where it is: one
          * message of two pieces (fi_sendmsg). */
-        frag = frag_get(&module->eager_frags, endpoint);
+        frag = frag_get(module, &module->eager_frags, endpoint);
         if (OPAL_UNLIKELY(NULL == frag)) {
             return NULL;
         }
@@ -127,7 +150,7 @@ mca_btl_base_descriptor_t *mca_btl_ofi_prepare_src(mca_btl_base_module_t *btl,
         frag->segments[1].seg_len = want;
         frag->base.des_segment_count = 2;
     } else {
-        frag = frag_get(&module->max_frags, endpoint);
+        frag = frag_get(module, &module->max_frags, endpoint);
         if (OPAL_UNLIKELY(NULL == frag)) {
             return NULL;
         }
@@ -168,16 +191,18 @@ static ssize_t post(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
     }
     ssize_t rc;
     mca_btl_base_segment_t *seg = frag->segments;
+    uint8_t *wire = frag_wire(module, frag);
+    size_t wire_len = seg[0].seg_len + module->seq_hdr;
     if (1 == frag->base.des_segment_count) {
-        rc = fi_senddata(module->ofi.ep, seg[0].seg_addr, seg[0].seg_len, frag->desc, data,
-                         ep->fi_addr, &frag->ctx.fi);
+        rc = fi_senddata(module->ofi.ep, wire, wire_len, frag->desc, data, ep->fi_addr,
+                         &frag->ctx.fi);
     } else {
         struct iovec iov[2];
         void *desc[2] = {frag->desc, NULL};
-        size_t count = 0, first = 0 == seg[0].seg_len ? 1 : 0;
+        size_t count = 0, first = 0 == wire_len ? 1 : 0;
         for (size_t i = first; i < 2; ++i) {
-            iov[count].iov_base = seg[i].seg_addr;
-            iov[count].iov_len = seg[i].seg_len;
+            iov[count].iov_base = 0 == i ? wire : seg[i].seg_addr;
+            iov[count].iov_len = 0 == i ? wire_len : seg[i].seg_len;
             desc[count] = 0 == i ? frag->desc : NULL;
             ++count;
         }
@@ -212,11 +237,12 @@ int mca_btl_ofi_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
         OPAL_THREAD_UNLOCK(&module->lock);
         return OPAL_ERR_UNREACH;
     }
-    uint64_t data = mca_btl_ofi_data_make(tag, module->my_rank, ep->send_seq);
+    uint8_t *wire = frag_wire(module, frag);
+    size_t wire_len = frag->segments[0].seg_len + module->seq_hdr;
+    uint64_t data = stamp(module, ep, tag, wire);
     ssize_t rc;
-    if (1 == des->des_segment_count && may_inject(module, ep, frag->segments[0].seg_len)) {
-        rc = fi_injectdata(module->ofi.ep, frag->segments[0].seg_addr, frag->segments[0].seg_len,
-                           data, ep->fi_addr);
+    if (1 == des->des_segment_count && may_inject(module, ep, wire_len)) {
+        rc = fi_injectdata(module->ofi.ep, wire, wire_len, data, ep->fi_addr);
         if (OPAL_LIKELY(0 == rc)) {
             ++ep->send_seq;
             ++ep->injected;
@@ -264,16 +290,26 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
         OPAL_THREAD_UNLOCK(&module->lock);
         return OPAL_ERR_UNREACH;
     }
-    uint64_t data = mca_btl_ofi_data_make(tag, module->my_rank, ep->send_seq);
-    if (may_inject(module, ep, total)) {
-        /* One piece goes as it is; two are joined on the stack. */
+    const size_t hdr = module->seq_hdr;
+    if (may_inject(module, ep, hdr + total)) {
+        /* One piece without a sequence header goes as it is; otherwise
+         * the pieces are joined on the stack (inject_size is at most
+         * MCA_BTL_OFI_INJECT_MAX). */
         uint8_t buf[MCA_BTL_OFI_INJECT_MAX];
-        const void *out = 0 == header_size ? payload : 0 == payload_size ? header : buf;
+        const void *out = 0 != hdr            ? buf
+                          : 0 == header_size  ? payload
+                          : 0 == payload_size ? header
+                                              : buf;
         if (buf == out) {
-            memcpy(buf, header, header_size);
-            memcpy(buf + header_size, payload, payload_size);
+            if (header_size > 0) {
+                memcpy(buf + hdr, header, header_size);
+            }
+            if (payload_size > 0) {
+                memcpy(buf + hdr + header_size, payload, payload_size);
+            }
         }
-        rc = fi_injectdata(module->ofi.ep, out, total, data, ep->fi_addr);
+        uint64_t data = stamp(module, ep, tag, buf);
+        rc = fi_injectdata(module->ofi.ep, out, hdr + total, data, ep->fi_addr);
         if (OPAL_LIKELY(0 == rc)) {
             ++ep->send_seq;
             ++ep->injected;
@@ -281,7 +317,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
             return OPAL_SUCCESS;
         }
     } else {
-        frag = frag_get(&module->eager_frags, ep);
+        frag = frag_get(module, &module->eager_frags, ep);
         if (OPAL_UNLIKELY(NULL == frag)) {
             OPAL_THREAD_UNLOCK(&module->lock);
             return OPAL_ERR_RESOURCE_BUSY;
@@ -295,7 +331,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
         }
         frag->segments[0].seg_len = total;
         frag->base.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-        rc = post(module, ep, frag, data);
+        rc = post(module, ep, frag, stamp(module, ep, tag, frag_wire(module, frag)));
         if (OPAL_LIKELY(0 == rc)) {
             OPAL_THREAD_UNLOCK(&module->lock);
             return OPAL_SUCCESS;
@@ -314,7 +350,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
     /* Busy: offer the caller the message in a descriptor to send later. */
     if (NULL != descriptor) {
         if (NULL == frag) {
-            frag = frag_get(&module->eager_frags, ep);
+            frag = frag_get(module, &module->eager_frags, ep);
             if (NULL != frag) {
                 char *out = frag->segments[0].seg_addr;
                 if (header_size > 0) {
@@ -343,14 +379,13 @@ int mca_btl_ofi_send_flush(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t 
     if (ep->failed) {
         return OPAL_ERR_UNREACH;
     }
-    mca_btl_ofi_frag_t *frag = frag_get(&module->eager_frags, ep);
+    mca_btl_ofi_frag_t *frag = frag_get(module, &module->eager_frags, ep);
     if (OPAL_UNLIKELY(NULL == frag)) {
         return OPAL_ERR_RESOURCE_BUSY;
     }
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     ssize_t rc =
-        post(module, ep, frag, mca_btl_ofi_data_make(MCA_BTL_OFI_TAG_FLUSH, module->my_rank,
-                                                     ep->send_seq));
+        post(module, ep, frag, stamp(module, ep, MCA_BTL_OFI_TAG_FLUSH, frag_wire(module, frag)));
     if (OPAL_LIKELY(0 == rc)) {
         return OPAL_SUCCESS;
     }

@@ -107,7 +107,9 @@ typedef struct opal_common_ofi_want_t {
  * nearest to this process's binding first. On success *info is the chosen
  * fi_info (the caller fi_freeinfo's it). OPAL_ERR_NOT_AVAILABLE when no
  * provider fits, with *why (malloc'd) saying what was found and why each
- * was left out; verbose output goes to output at levels 10-40. */
+ * was left out; verbose output goes to output at levels 10-40. Within a
+ * job, FI_UNIVERSE_SIZE is set to the job's size first unless the user
+ * set it (rxm sizes its core CQs by it; see common_ofi_select.c). */
 int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struct fi_info **info,
                            char **why);
 
@@ -148,6 +150,12 @@ typedef struct opal_common_ofi_ctx_attr_t {
      * default): a multi-receive buffer is released once less than this
      * is left in it. */
     size_t min_multi_recv;
+    /* A name for the endpoint when the provider names it after a file
+     * (shm: /dev/shm/<name>), or NULL for the provider's own (shm's is
+     * "<pid>:<uid>:<n>", which nobody removes after a crash). A launcher
+     * that sweeps its job's files away afterwards hands out a prefix to
+     * build it with. A stale file of that name is removed first. */
+    const char *shm_ep_name;
 } opal_common_ofi_ctx_attr_t;
 
 /* Everything opened on one provider; fields are read-only to users. */

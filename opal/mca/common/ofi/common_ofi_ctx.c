@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/util/opal_error.h"
@@ -101,6 +102,27 @@ int opal_common_ofi_ctx_open(opal_common_ofi_ctx_t *ctx, struct fi_info *info,
     rc = fi_ep_bind(ctx->ep, &ctx->cq->fid, FI_TRANSMIT | FI_RECV);
     if (0 != rc) {
         return failed(ctx, "fi_ep_bind (completion queue)", rc, why);
+    }
+    if (NULL != attr->shm_ep_name && 0 == strcmp(ctx->prov_name, "shm")) {
+        /* Before fi_enable, which creates the file. Only a process of an
+         * earlier job with this job id and rank, which died before its
+         * launcher could clean up, can have left one. */
+        char path[256];
+        int n = snprintf(path, sizeof(path), "/%s", attr->shm_ep_name);
+        if (n > 0 && (size_t) n < sizeof(path)) {
+            (void) shm_unlink(path);
+        }
+        /* shm's string addresses carry its scheme; the file is named
+         * without it. */
+        char addr[256];
+        n = snprintf(addr, sizeof(addr), "fi_shm://%s", attr->shm_ep_name);
+        if (n < 0 || (size_t) n >= sizeof(addr)) {
+            return failed(ctx, "fi_setname (name too long)", -FI_EINVAL, why);
+        }
+        rc = fi_setname(&ctx->ep->fid, addr, (size_t) n + 1);
+        if (0 != rc) {
+            return failed(ctx, "fi_setname", rc, why);
+        }
     }
     rc = fi_enable(ctx->ep);
     if (0 != rc) {

@@ -185,6 +185,29 @@ bool opal_common_ofi_if_listed(const char *list, const void *sockaddr, size_t le
 
 /* -------------------------------------------------------------- getinfo */
 
+/* Sizes libfabric's universe to the job. rxm (libfabric 1.17) opens each
+ * core completion queue with FI_UNIVERSE_SIZE (default 256) times its
+ * queue depths: over rxe that passes the device's limit (max_cqe 32767)
+ * and fi_enable fails with -FI_EINVAL. Nothing a caller passes changes
+ * that: rxm reads only the global universe size, which libfabric takes
+ * from the environment once, when it initialises (the first fi_getinfo
+ * of the process); the AV's count sizes the AV alone. So the job's size
+ * goes in the environment before the first fi_getinfo, unless the user
+ * set FI_UNIVERSE_SIZE (theirs wins) or libfabric was initialised
+ * before (then it has no effect, and the user's setting is the way). */
+static void size_universe(int output)
+{
+    const opal_proc_job_info_t *job = opal_proc_job_info();
+    if (NULL == job || 0 == job->size || NULL != getenv("FI_UNIVERSE_SIZE")) {
+        return;
+    }
+    char value[16];
+    snprintf(value, sizeof(value), "%u", (unsigned) job->size);
+    if (0 == setenv("FI_UNIVERSE_SIZE", value, 0)) {
+        opal_output_verbose(20, output, "ofi: FI_UNIVERSE_SIZE=%s (the job's size)", value);
+    }
+}
+
 static struct fi_info *make_hints(const opal_common_ofi_want_t *want, uint64_t caps)
 {
     struct fi_info *hints = fi_allocinfo();
@@ -463,6 +486,7 @@ int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struc
     for (int i = 0; i < 4; ++i) {
         values[i] = opal_common_ofi_var_value(names[i]);
     }
+    size_universe(output);
     int rc = get_lists(want, lists, &nlists, why);
     if (OPAL_SUCCESS != rc) {
         goto out;
