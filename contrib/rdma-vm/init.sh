@@ -4,7 +4,8 @@
 # Inserts the virtio and 9p modules listed in /modules/order, mounts the
 # host's root filesystem (9p tag "root") read-only as the new root, the
 # writable output folder (tag "out") at the host path rdmavm.out= names, a
-# fresh /tmp, /run, /dev/shm, proc, sys and devtmpfs, then runs the script
+# fresh /tmp (with the host's /tmp trees rdmavm.keep= names bound into
+# it), /run, /dev/shm, proc, sys and devtmpfs, then runs the script
 # rdmavm.script= names with bash in that root, as PID 1 (switch_root, so
 # that the kernel's own helpers, such as its module loader, see that root
 # too). That script powers the guest off; if it dies instead, the kernel
@@ -27,10 +28,12 @@ done </modules/order
 
 script=
 out=
+keep=
 for arg in $(cat /proc/cmdline); do
     case "$arg" in
         rdmavm.script=*) script=${arg#*=} ;;
         rdmavm.out=*) out=${arg#*=} ;;
+        rdmavm.keep=*) keep=${arg#*=} ;;
     esac
 done
 [ -n "$script" ] && [ -n "$out" ] || fail "rdmavm.script= or rdmavm.out= missing from the kernel command line"
@@ -53,7 +56,20 @@ ln -sf /proc/self/fd/1 $r/dev/stdout
 ln -sf /proc/self/fd/2 $r/dev/stderr
 mount -t tmpfs -o mode=1777 shm $r/dev/shm
 mount -t devpts devpts $r/dev/pts
+# The host's /tmp/<top> trees run.sh names (rdmavm.keep=, comma list)
+# stay visible through the guest's own /tmp: a view of the host's /tmp
+# is kept aside before the new one hides it.
+if [ -n "$keep" ]; then
+    mkdir -p /hosttmp
+    mount -o bind $r/tmp /hosttmp || fail "cannot keep a view of the host's /tmp"
+fi
 mount -t tmpfs -o mode=1777 tmp $r/tmp
+for k in $(echo "$keep" | tr ',' ' '); do
+    sub=${k#/tmp/}
+    case "$k" in /tmp/*) ;; *) fail "rdmavm.keep=: $k is not under /tmp" ;; esac
+    mkdir -p "$r/tmp/$sub" && mount -o bind "/hosttmp/$sub" "$r/tmp/$sub" ||
+        fail "cannot carry $k over into the guest's /tmp"
+done
 mount -t tmpfs -o mode=0755 run $r/run
 # Last, so that an output folder under /tmp is not hidden by the new /tmp.
 mkdir -p "$r$out" 2>/dev/null

@@ -257,10 +257,18 @@ for p in "$out" "$here"; do
 done
 # The guest has its own empty /tmp, /run and /dev/shm: the host's files
 # there are not visible in it (the output folder is mounted on its own).
-for p in "$PWD" "$build_dir" "$kroot"; do
+# A tree under /tmp (a clone checked there) is carried over whole: the
+# guest binds the host's /tmp/<top> over its own /tmp/<top>, read-only.
+keep=
+for p in "$PWD" "$build_dir" "$kroot" "$here"; do
     case "$p/" in
-        /tmp/* | /run/* | /dev/shm/*)
-            die 2 "$p is under /tmp, /run or /dev/shm, which the guest does not share (the command starts in the current directory; the kernel's modules are read from the cache)"
+        /tmp/*/*)
+            top=${p#/tmp/}
+            top=/tmp/${top%%/*}
+            case ",$keep," in *",$top,"*) ;; *) keep=${keep:+$keep,}$top ;; esac
+            ;;
+        /run/* | /dev/shm/*)
+            die 2 "$p is under /run or /dev/shm, which the guest does not share (the command starts in the current directory; the kernel's modules are read from the cache)"
             ;;
     esac
 done
@@ -320,7 +328,7 @@ setpriv --pdeathsig TERM timeout -k 10 "$qemu_limit" qemu-system-x86_64 \
     -nodefaults -no-user-config -accel tcg,thread=multi -cpu max -m "$memory" -smp "$cpus" \
     -display none -monitor none -serial "file:$out/console.log" -no-reboot \
     -kernel "$kroot/boot/vmlinuz-$kver" -initrd "$initrd" \
-    -append "console=ttyS0 quiet panic=-1 rdmavm.script=$here/guest.sh rdmavm.out=$out" \
+    -append "console=ttyS0 quiet panic=-1 rdmavm.script=$here/guest.sh rdmavm.out=$out${keep:+ rdmavm.keep=$keep}" \
     -virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
     -virtfs "local,path=$out,mount_tag=out,security_model=none" \
     -netdev user,id=n0,restrict=on,ipv6=off -device virtio-net-pci,netdev=n0 \

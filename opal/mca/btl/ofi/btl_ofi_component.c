@@ -208,8 +208,8 @@ static int ofi_register(void)
     if (OPAL_SUCCESS == rc) {
         c->finalize_timeout_ms = 5000;
         rc = register_own("finalize_timeout",
-                          "Most milliseconds finalize waits for the sends still in flight to "
-                          "live peers to complete before it closes the endpoint (what is left "
+                          "Most milliseconds finalize waits, over udp;ofi_rxd, for the sends in flight to "
+                          "live peers to be acknowledged before it closes the endpoint (what is left "
                           "is called back with an error)",
                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->finalize_timeout_ms);
     }
