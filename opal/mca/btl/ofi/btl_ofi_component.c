@@ -20,6 +20,52 @@
 #include "opal/util/opal_output.h"
 
 static int ofi_register(void);
+/* Whether the user gave btl_ofi_<name> a value. */
+static bool user_set(const char *name)
+{
+    const mca_base_var_t *var = NULL;
+    int index = mca_base_var_find(NULL, "btl", "ofi", name);
+    return index >= 0 && OPAL_SUCCESS == mca_base_var_get(index, &var) &&
+           MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source;
+}
+
+/* rxm (libfabric 1.17) sends a message larger than its eager size in
+ * segments or by its own rendezvous, and it crashes when a buffer posted
+ * later matches such a message from a peer that has died (in fi_recv;
+ * the killed-peer case, every run over verbs, most in the sequence
+ * header mode over tcp). So by default nothing larger than its eager
+ * size goes as one message: larger data goes in fragments, or by a get
+ * from the upper layer where there is RMA. The eager size is
+ * FI_OFI_RXM_BUFFER_SIZE (16384 unless set) less rxm's own header,
+ * bounded here with room to spare. Values the user gave stay. */
+static void rxm_limits(mca_btl_base_module_t *tmpl, bool has_get)
+{
+    size_t buffer = 16384;
+    const char *env = getenv("FI_OFI_RXM_BUFFER_SIZE");
+    if (NULL != env) {
+        char *end = NULL;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (end != env && '\0' == *end && v > 1024) {
+            buffer = (size_t) v;
+        }
+    }
+    size_t eager = buffer - 512;
+    if (tmpl->btl_max_send_size > eager && !user_set("max_send_size")) {
+        tmpl->btl_max_send_size = eager;
+    }
+    if (tmpl->btl_eager_limit > tmpl->btl_max_send_size && !user_set("eager_limit")) {
+        tmpl->btl_eager_limit = tmpl->btl_max_send_size;
+    }
+    if (tmpl->btl_rdma_pipeline_send_length > tmpl->btl_max_send_size &&
+        !user_set("rdma_pipeline_send_length")) {
+        tmpl->btl_rdma_pipeline_send_length = tmpl->btl_max_send_size;
+    }
+    if (has_get && tmpl->btl_min_rdma_pipeline_size > tmpl->btl_max_send_size &&
+        !user_set("min_rdma_pipeline_size")) {
+        tmpl->btl_min_rdma_pipeline_size = tmpl->btl_max_send_size;
+    }
+}
+
 /* What mcarun hands every rank: the prefix of the shared-memory files it
  * removes when the job ends (orte/util/orte_launcher_env.h; opal does
  * not include orte). */
@@ -207,11 +253,12 @@ static int ofi_register(void)
     }
     if (OPAL_SUCCESS == rc) {
         c->finalize_timeout_ms = 5000;
-        rc = register_own("finalize_timeout",
-                          "Most milliseconds finalize waits, over udp;ofi_rxd, for the sends in flight to "
-                          "live peers to be acknowledged before it closes the endpoint (what is left "
-                          "is called back with an error)",
-                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->finalize_timeout_ms);
+        rc = register_own(
+            "finalize_timeout",
+            "Most milliseconds finalize waits for the sends in flight to live peers to "
+            "complete (not over verbs) before it closes the endpoint (what is left "
+            "is called back with an error)",
+            MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->finalize_timeout_ms);
     }
     return rc;
 }
@@ -327,6 +374,9 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     }
     if (tmpl->btl_get_limit > max_msg) {
         tmpl->btl_get_limit = max_msg;
+    }
+    if (opal_common_ofi_provider_listed("ofi_rxm", info->fabric_attr->prov_name, NULL)) {
+        rxm_limits(tmpl, 0 != (caps & MCA_BTL_FLAGS_GET));
     }
     rc = mca_btl_base_param_verify(tmpl, caps);
     if (OPAL_SUCCESS != rc) {

@@ -485,21 +485,22 @@ static bool quiescing(mca_btl_ofi_module_t *module, bool *flush_due)
 }
 
 /* Before the endpoint closes. An inject is done for this process as soon
- * as the provider copied it, but a provider over an unreliable transport
- * (rxd over udp) still holds it until the peer acknowledges, and
- * retransmits only while this process polls: closing at once would lose
- * what the peer has not got yet (a barrier's last message, say). So every
+ * as the provider copied it, but the provider may still hold it: rxd over
+ * udp until the peer acknowledges (it retransmits only while this process
+ * polls), tcp until the socket takes it. Closing at once would lose what
+ * the peer has not got yet (a barrier's last message, say). So every
  * peer injected to since its last completed send gets a flush message,
  * and the CQ is polled until every send to a live peer completed, for at
  * most btl_ofi_finalize_timeout. */
 static void quiesce(mca_btl_ofi_module_t *module)
 {
-    /* Only rxd needs it. rxm hands what it accepted to a reliable
-     * connection, and polling rxm over verbs (libfabric 1.17) while the
-     * peers disconnect makes its fi_close crash afterwards (the soft-RoCE
-     * guest's cases, every run). */
+    /* Not over verbs: an inject is on the queue pair once posted, and
+     * polling rxm over verbs (libfabric 1.17) while the peers disconnect
+     * makes its fi_close crash afterwards (the soft-RoCE guest's cases,
+     * every run). tcp needs it: its injects may wait in the provider for
+     * the socket, and the killed case's barrier message was lost. */
     if (NULL == module->ofi.ep || NULL == module->endpoints ||
-        !opal_common_ofi_provider_listed("ofi_rxd", module->ofi.prov_name, NULL)) {
+        opal_common_ofi_provider_listed("verbs", module->ofi.prov_name, NULL)) {
         return;
     }
     uint64_t deadline =
