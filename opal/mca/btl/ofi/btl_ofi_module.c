@@ -498,7 +498,8 @@ static void quiesce(mca_btl_ofi_module_t *module)
      * polling rxm over verbs (libfabric 1.17) while the peers disconnect
      * makes its fi_close crash afterwards (the soft-RoCE guest's cases,
      * every run). tcp needs it: its injects may wait in the provider for
-     * the socket, and the killed case's barrier message was lost. */
+     * the socket (without it, survivors of the killed case waited for a
+     * finished peer's barrier message). */
     if (NULL == module->ofi.ep || NULL == module->endpoints ||
         opal_common_ofi_provider_listed("verbs", module->ofi.prov_name, NULL)) {
         return;
