@@ -200,6 +200,16 @@ END_TEST
 
 int main(void)
 {
+#if defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER
+    /* Only when asked: see check-ofi-udp in test/btl/Makefile-ofi.inc. */
+    const char *asked = getenv("OPAL_TEST_OFI_UDP");
+    if (NULL == asked || 0 != strcmp(asked, "1")) {
+        printf("%s: not run by a plain make check (libfabric 1.17's rxd loses a message under "
+               "load now and then); run it with make check-ofi-udp\n",
+               BTL_OFI_SUITE_NAME);
+        return SKIP_STATUS;
+    }
+#endif
     const char *missing = provider_missing();
     if (NULL != missing) {
         printf("%s: not run here: %s\n", BTL_OFI_SUITE_NAME, missing);
