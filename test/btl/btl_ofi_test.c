@@ -243,7 +243,7 @@ START_TEST(without_rdma_flags_the_multiplexer_sends_only)
 END_TEST
 
 /* The generic cases over multi-receive buffers (every provider's suite
- * runs single-message receives by default). */
+ * but udp;ofi_rxd's runs single-message receives by default). */
 static void multi_receive_case(const char *name)
 {
     if (!provider_here("tcp")) {

@@ -166,8 +166,7 @@ static int ofi_register(void)
                       "yes, 0 no (one message per posted buffer), -1 yes except with shm, whose "
                       "multi-receive path costs a few hundred nanoseconds per message, and with "
                       "ofi_rxm (libfabric 1.17), which lets a message land inside a rendezvous "
-                      "message of another sender in the same buffer, and with ofi_rxd, which "
-                      "sometimes truncates a message at a buffer's end instead of releasing it",
+                      "message of another sender in the same buffer",
                       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, &c->multi_recv);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -390,8 +389,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         0 != (info->caps & FI_MULTI_RECV) &&
         (1 == mca_btl_ofi_component.multi_recv ||
          (-1 == mca_btl_ofi_component.multi_recv &&
-          !opal_common_ofi_provider_listed("shm,ofi_rxm,ofi_rxd", info->fabric_attr->prov_name,
-                                           NULL)));
+          !opal_common_ofi_provider_listed("shm,ofi_rxm", info->fabric_attr->prov_name, NULL)));
     char shm_ep_name[128];
     opal_common_ofi_ctx_t ofi;
     opal_common_ofi_ctx_attr_t attr = {
