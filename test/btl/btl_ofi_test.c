@@ -244,18 +244,22 @@ END_TEST
 
 /* The generic cases over multi-receive buffers (every provider's suite
  * but udp;ofi_rxd's runs single-message receives by default). */
-static void multi_receive_case(const char *name)
+static void tcp_case_with(const char *var, const char *value, const char *name)
 {
     if (!provider_here("tcp")) {
         return;
     }
-    const char *mca[] = {"--mca", "ofi_provider_include", "tcp", "--mca", "btl_ofi_multi_recv", "1",
-                         NULL};
+    const char *mca[] = {"--mca", "ofi_provider_include", "tcp", "--mca", var, value, NULL};
     const char *args[] = {name, NULL};
     mcarun_run_t run;
     btl_suite_run(&run, "self,ofi", mca, NULL, 2, args);
     btl_suite_expect_ok(&run, 2, name, "ofi");
     mcarun_test_run_free(&run);
+}
+
+static void multi_receive_case(const char *name)
+{
+    tcp_case_with("btl_ofi_multi_recv", "1", name);
 }
 
 START_TEST(sizes_over_multi_receive_buffers)
@@ -275,16 +279,7 @@ END_TEST
  * local handles, no sends from the caller's memory in place. */
 static void mr_local_case(const char *name)
 {
-    if (!provider_here("tcp")) {
-        return;
-    }
-    const char *mca[] = {
-        "--mca", "ofi_provider_include", "tcp", "--mca", "btl_ofi_force_mr_local", "true", NULL};
-    const char *args[] = {name, NULL};
-    mcarun_run_t run;
-    btl_suite_run(&run, "self,ofi", mca, NULL, 2, args);
-    btl_suite_expect_ok(&run, 2, name, "ofi");
-    mcarun_test_run_free(&run);
+    tcp_case_with("btl_ofi_force_mr_local", "true", name);
 }
 
 START_TEST(sizes_with_local_registration)

@@ -19,6 +19,15 @@
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
+/* An internal boolean for tests (not shown by opal_info below level 9). */
+static int register_internal(const char *name, const char *description, bool *storage)
+{
+    int index = mca_base_component_var_register(
+        &mca_btl_ofi_component.super.btl_version, name, description, MCA_BASE_VAR_TYPE_BOOL, NULL,
+        MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+    return index < 0 ? index : OPAL_SUCCESS;
+}
+
 static int ofi_register(void);
 /* Whether the user gave btl_ofi_<name> a value. */
 static bool user_set(const char *name)
@@ -182,25 +191,24 @@ static int ofi_register(void)
         return rc;
     }
     c->force_mr_local = false;
-    rc = mca_base_component_var_register(
-        &c->super.btl_version, "force_mr_local",
-        "Register every local buffer and pass its descriptor, as a provider demanding "
-        "FI_MR_LOCAL needs, whatever the provider demands (for testing that path on providers "
-        "that do not demand it)",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->force_mr_local);
-    if (rc < 0) {
+    rc =
+        register_internal("force_mr_local",
+                          "Register every local buffer and pass its descriptor, as a provider "
+                          "demanding FI_MR_LOCAL needs, whatever the provider demands (for testing "
+                          "that path on providers that do not demand it)",
+                          &c->force_mr_local);
+    if (OPAL_SUCCESS != rc) {
         return rc;
     }
     c->force_seq_header = false;
-    rc = mca_base_component_var_register(
-        &c->super.btl_version, "force_seq_header",
-        "Carry each message's sequence number in a 4-byte header in front of its payload, as "
-        "for a provider with only 4 bytes of remote CQ data (rxm over verbs), whatever the "
-        "provider offers (for testing that path on providers that do not need it)",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, MCA_BASE_VAR_FLAG_INTERNAL, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->force_seq_header);
-    if (rc < 0) {
+    rc =
+        register_internal("force_seq_header",
+                          "Carry each message's sequence number in a 4-byte header in front of its "
+                          "payload, as for a provider with only 4 bytes of remote CQ data (rxm "
+                          "over verbs), whatever the provider offers (for testing that path on "
+                          "providers that do not need it)",
+                          &c->force_seq_header);
+    if (OPAL_SUCCESS != rc) {
         return rc;
     }
     c->recv_buffer_size = 0;
