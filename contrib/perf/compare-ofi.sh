@@ -108,28 +108,38 @@ to_bytes() {
 lat_bytes=$(to_bytes "$sizes")
 bw_bytes=$(to_bytes "$bw_sizes")
 
-port=$((47592 + RANDOM % 1000))
+# fi_pingpong's out-of-band port: below the kernel's ephemeral range, so
+# that no connection of this run (or another) holds it already.
+ephemeral_low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+case "$ephemeral_low" in '' | *[!0-9]*) ephemeral_low=32768 ;; esac
+port_base=$((ephemeral_low > 21000 ? ephemeral_low - 20000 : 10000))
+port=$((port_base + RANDOM % 10000))
 # fi_one SIZE ITER: one fi_pingpong run (server on core 0, client on core
-# 1); prints "size usec/xfer MB/sec".
+# 1); prints "size usec/xfer MB/sec". A server that could not bind its
+# port is started again on another one.
 fi_one() {
-    local size=$1 iter=$2
-    port=$((port + 1))
-    taskset -c 0 timeout 120 fi_pingpong -B "$port" -p "$provider" -e rdm -I "$iter" -S "$size" \
-        >"$work/fi.server" 2>&1 &
-    local server=$!
-    # The client retries while the server is still coming up.
-    local try ok=no
-    for try in 1 2 3 4 5 6 7 8 9 10; do
-        sleep 0.2
-        if taskset -c 1 timeout 120 fi_pingpong -P "$port" -p "$provider" -e rdm -I "$iter" \
-            -S "$size" 127.0.0.1 >"$work/fi.client" 2>&1; then
-            ok=yes
-            break
-        fi
-        kill -0 "$server" 2>/dev/null || break
+    local size=$1 iter=$2 attempt
+    for attempt in 1 2 3; do
+        port=$((port_base + (port - port_base + 1) % 10000))
+        taskset -c 0 timeout 120 fi_pingpong -B "$port" -p "$provider" -e rdm -I "$iter" \
+            -S "$size" >"$work/fi.server" 2>&1 &
+        local server=$!
+        # The client retries while the server is still coming up.
+        local try ok=no
+        for try in 1 2 3 4 5 6 7 8 9 10; do
+            sleep 0.2
+            if taskset -c 1 timeout 120 fi_pingpong -P "$port" -p "$provider" -e rdm \
+                -I "$iter" -S "$size" 127.0.0.1 >"$work/fi.client" 2>&1; then
+                ok=yes
+                break
+            fi
+            kill -0 "$server" 2>/dev/null || break
+        done
+        [ $ok = yes ] || kill "$server" 2>/dev/null
+        wait "$server"
+        [ $ok = yes ] && break
+        grep -q 'Address already in use' "$work/fi.server" || break
     done
-    [ $ok = yes ] || kill "$server" 2>/dev/null
-    wait "$server"
     local line
     line=$(grep -E '^[0-9]+[kmg]? ' "$work/fi.client" | tail -n 1)
     if [ -z "$line" ]; then

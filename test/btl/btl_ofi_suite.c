@@ -59,7 +59,8 @@ static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_
 /* How the module carries the sequence number, as its verbose line says,
  * and the limits it advertises: the defaults (16384, 262144), or with
  * rxm its eager size (16384 - 512: larger messages of a dead peer crash
- * rxm), less the header's 4 bytes when there is one. */
+ * rxm), less the header's 4 bytes when there is one; with shm its inject
+ * size (shm_inject_size). */
 #if defined(BTL_OFI_FORCE_SEQ_HEADER) && BTL_OFI_FORCE_SEQ_HEADER
 #define SEQ_NEEDLE     "eager 16380, max send 262140,"
 #define SEQ_NEEDLE_RXM "eager 15868, max send 15868,"
@@ -80,6 +81,26 @@ static const btl_suite_t ofi_suite = {
     .between_ranks = "ofi",
     .alltoall_np = ALLTOALL_NP,
 };
+
+/* shm's inject size as libfabric reports it (0 when it does not). */
+static size_t shm_inject_size(void)
+{
+    struct fi_info *hints = fi_allocinfo(), *info = NULL;
+    if (NULL == hints) {
+        return 0;
+    }
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG;
+    hints->fabric_attr->prov_name = strdup("shm");
+    int rc =
+        fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &info);
+    fi_freeinfo(hints);
+    size_t size = 0 == rc ? info->tx_attr->inject_size : 0;
+    if (0 == rc) {
+        fi_freeinfo(info);
+    }
+    return size;
+}
 
 /* NULL when libfabric offers the provider for reliable datagram messages
  * here; else why not (static storage). */
@@ -127,6 +148,14 @@ START_TEST(runs_use_the_provider_asked_for)
     }
 #if !(defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER)
     const char *limits = NULL != strstr(BTL_OFI_PROVIDER, "ofi_rxm") ? SEQ_NEEDLE_RXM : SEQ_NEEDLE;
+    char shm_limits[96];
+    if (0 == strcmp(BTL_OFI_PROVIDER, "shm")) {
+        /* Messages of at most shm's inject size: larger ones go by CMA. */
+        size_t inject = shm_inject_size();
+        ck_assert_uint_ge(inject, 1024);
+        snprintf(shm_limits, sizeof(shm_limits), "eager %zu, max send %zu,", inject, inject);
+        limits = shm_limits;
+    }
     if (!btl_suite_has(run.err, limits)) {
         mcarun_test_dump(&run);
         ck_abort_msg("btl/ofi did not advertise \"%s\"", limits);

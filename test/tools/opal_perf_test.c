@@ -558,6 +558,35 @@ START_TEST(two_ranks_over_self_ofi_tcp)
 }
 END_TEST
 
+/* shm carries messages of at most its inject size (4096 in libfabric
+ * 1.17): 5000 B and 64 KiB go in fragments sent in place, 1 MiB by a get. */
+START_TEST(two_ranks_over_self_ofi_shm)
+{
+    if (!btl_built("ofi")) {
+        fprintf(stderr, "two_ranks_over_self_ofi_shm: btl/ofi is not built: nothing to run\n");
+        return;
+    }
+    static const char *const commands[] = {"latency", "bibw"};
+    for (size_t i = 0; i < 2; ++i) {
+        mcarun_run_t run;
+        MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, commands[i], "--sizes",
+               "0,8,4k,5000,64k,1m", "-i", "10", "-x", "1", "-W", "4", "--validate", "--json",
+               "--mca", "btl", "self,ofi", "--mca", "ofi_provider_include", "shm");
+        if (0 != run.status && has(run.err, "no btl module reaches rank")) {
+            fprintf(stderr, "two_ranks_over_self_ofi_shm: libfabric runs no shm here\n");
+            mcarun_test_run_free(&run);
+            return;
+        }
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, has(run.out, "\"validated\": true"));
+        EXPECT(&run, 3 == mcarun_test_count(run.out, "\"protocol\": \"eager\""));
+        EXPECT(&run, 2 == mcarun_test_count(run.out, "\"protocol\": \"frag\""));
+        EXPECT(&run, 1 == mcarun_test_count(run.out, "\"protocol\": \"get\""));
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
 START_TEST(two_ranks_over_self_alone_fail_with_reasons)
 {
     mcarun_run_t run;
@@ -598,6 +627,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_peer_no_module_reaches_is_an_error);
     OPAL_TEST_ADD(s, mca_typos_are_reported);
     OPAL_TEST_ADD(s, two_ranks_over_self_sm);
+    OPAL_TEST_ADD(s, two_ranks_over_self_ofi_shm);
     OPAL_TEST_ADD(s, two_ranks_over_self_ofi_tcp);
     OPAL_TEST_ADD(s, two_ranks_over_self_alone_fail_with_reasons);
     return opal_test_run(s);

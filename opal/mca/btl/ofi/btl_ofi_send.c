@@ -130,7 +130,9 @@ mca_btl_base_descriptor_t *mca_btl_ofi_prepare_src(mca_btl_base_module_t *btl,
         want = btl->btl_max_send_size - reserve;
     }
     mca_btl_ofi_frag_t *frag;
-    if (reserve + want <= btl->btl_eager_limit) {
+    if (reserve + want <= btl->btl_eager_limit &&
+        (0 == (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE) || 0 != reserve ||
+         0 != module->seq_hdr || want > module->inject_size)) {
         frag = frag_get(module, &module->eager_frags, endpoint);
         if (OPAL_UNLIKELY(NULL == frag)) {
             return NULL;
@@ -241,8 +243,16 @@ int mca_btl_ofi_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
     size_t wire_len = frag->segments[0].seg_len + module->seq_hdr;
     uint64_t data = stamp(module, ep, tag, wire);
     ssize_t rc;
-    if (1 == des->des_segment_count && may_inject(module, ep, wire_len)) {
-        rc = fi_injectdata(module->ofi.ep, wire, wire_len, data, ep->fi_addr);
+    const void *out = wire;
+    if (2 == des->des_segment_count && 0 == wire_len) {
+        /* The caller's data in place, with no header in front. */
+        out = frag->segments[1].seg_addr;
+        wire_len = frag->segments[1].seg_len;
+    } else if (2 == des->des_segment_count) {
+        wire_len = SIZE_MAX;
+    }
+    if (may_inject(module, ep, wire_len)) {
+        rc = fi_injectdata(module->ofi.ep, out, wire_len, data, ep->fi_addr);
         if (OPAL_LIKELY(0 == rc)) {
             ++ep->send_seq;
             ++ep->injected;
