@@ -82,6 +82,7 @@ static const btl_suite_t ofi_suite = {
     .alltoall_np = ALLTOALL_NP,
 };
 
+#if !(defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER)
 /* shm's inject size as libfabric reports it (0 when it does not). */
 static size_t shm_inject_size(void)
 {
@@ -101,6 +102,7 @@ static size_t shm_inject_size(void)
     }
     return size;
 }
+#endif
 
 /* NULL when libfabric offers the provider for reliable datagram messages
  * here; else why not (static storage). */
@@ -145,6 +147,16 @@ START_TEST(runs_use_the_provider_asked_for)
     if (!btl_suite_has(run.err, SEQ_MODE)) {
         mcarun_test_dump(&run);
         ck_abort_msg("btl/ofi did not say \"%s\"", SEQ_MODE);
+    }
+    if (NULL != strstr(BTL_OFI_PROVIDER, "udp")) {
+        /* The udp socket's receive buffer is raised (as root, past
+         * net.core.rmem_max too). */
+        const char *want = 0 == geteuid() ? "udp socket receive buffer 4194304 bytes"
+                                          : "udp socket receive buffer";
+        if (!btl_suite_has(run.err, want)) {
+            mcarun_test_dump(&run);
+            ck_abort_msg("btl/ofi did not say \"%s\"", want);
+        }
     }
 #if !(defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER)
     const char *limits = NULL != strstr(BTL_OFI_PROVIDER, "ofi_rxm") ? SEQ_NEEDLE_RXM : SEQ_NEEDLE;

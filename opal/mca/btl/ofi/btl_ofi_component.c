@@ -432,6 +432,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         .want_wait_fd = mca_btl_ofi_component.wait_fd,
         .av_type = FI_AV_TABLE,
         .min_multi_recv = mca_btl_ofi_component.use_multi_recv ? tmpl->btl_max_send_size : 0,
+        .output = mca_btl_base_output,
     };
     rc = opal_common_ofi_ctx_open(&ofi, info, &attr, &why);
     if (OPAL_SUCCESS != rc) {

@@ -58,13 +58,22 @@ typedef struct opal_common_ofi_vars_t {
      * provider's source address must be on; providers without an IP source
      * address (shm) are not affected. */
     char *if_include;
+    /* SO_RCVBUF of the udp provider's socket (0: the kernel's default). */
+    size_t udp_socket_buffer;
 } opal_common_ofi_vars_t;
+
+/* ofi_udp_socket_buffer's default: 4 MiB. */
+#define OPAL_COMMON_OFI_UDP_SOCKET_BUFFER ((size_t) 4 << 20)
 
 extern opal_common_ofi_vars_t opal_common_ofi_vars;
 
 /* The current value of ofi_<name> ("provider_include"), malloc'd, or NULL
  * when it is unset or empty (or not registered). */
 char *opal_common_ofi_var_value(const char *name);
+
+/* The current value of the size variable ofi_<name>, or fallback when it
+ * is not registered. */
+size_t opal_common_ofi_var_size(const char *name, size_t fallback);
 
 /* Registers the ofi_* variables (project opal, framework "ofi", no
  * component) the first time and rebinds them here on later calls; call
@@ -156,6 +165,8 @@ typedef struct opal_common_ofi_ctx_attr_t {
      * that sweeps its job's files away afterwards hands out a prefix to
      * build it with. A stale file of that name is removed first. */
     const char *shm_ep_name;
+    /* Where verbose messages go (0 when the caller has no stream). */
+    int output;
 } opal_common_ofi_ctx_attr_t;
 
 /* Everything opened on one provider; fields are read-only to users. */
