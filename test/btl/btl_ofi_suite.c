@@ -73,7 +73,7 @@ static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_
 
 #define OFI_SUITE_CASES BTL_SUITE_ALL
 
-static const btl_suite_t ofi_suite = {
+static btl_suite_t ofi_suite = {
     .name = BTL_OFI_SUITE_NAME,
     .btl = "self,ofi",
     .mca_args = mca_args,
@@ -242,13 +242,20 @@ END_TEST
 int main(void)
 {
 #if defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER
-    /* Only when asked: see check-ofi-udp in test/btl/Makefile-ofi.inc. */
+    /* sizes and killed only when asked (make check-ofi-udp, see
+     * test/btl/Makefile-ofi.inc): libfabric 1.17's rxd gets them wrong now
+     * and then, alone on the machine too (4 runs of this suite in 30, with
+     * no datagram dropped): messages just above its one-datagram size
+     * delivered with the wrong length, corrupted or truncated segmented
+     * messages, a stream that stops, a crash inside fi_recv. The other
+     * cases passed every one of about 165 runs, 3 suites at once too. */
     const char *asked = getenv("OPAL_TEST_OFI_UDP");
     if (NULL == asked || 0 != strcmp(asked, "1")) {
-        printf("%s: not run by a plain make check (libfabric 1.17's rxd loses a message under "
-               "load now and then); run it with make check-ofi-udp\n",
+        ofi_suite.cases &= ~(unsigned) (BTL_SUITE_SIZES | BTL_SUITE_KILLED);
+        printf("%s: the sizes and killed cases are left to make check-ofi-udp (libfabric "
+               "1.17's rxd delivers wrong lengths, corrupts or loses segmented messages under "
+               "them now and then)\n",
                BTL_OFI_SUITE_NAME);
-        return SKIP_STATUS;
     }
 #endif
     const char *missing = provider_missing();
