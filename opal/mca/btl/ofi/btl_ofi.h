@@ -280,6 +280,9 @@ typedef struct mca_btl_ofi_module_t {
     /* Whether puts may ask for FI_DELIVERY_COMPLETE (cleared when the
      * provider refuses it once). */
     bool put_delivery_complete;
+    /* Whether gets ask for FI_DELIVERY_COMPLETE (btl_ofi_get_delivery_complete;
+     * cleared when the provider refuses it once). */
+    bool get_delivery_complete;
 
     opal_free_list_t eager_frags;
     opal_free_list_t max_frags;
@@ -336,6 +339,10 @@ typedef struct mca_btl_ofi_component_t {
      * receives). use_multi_recv is what init decided. */
     int multi_recv;
     bool use_multi_recv;
+    /* Gets with FI_DELIVERY_COMPLETE: 1 yes, 0 no, -1 with shm only.
+     * use_get_delivery_complete is what init decided. */
+    int get_delivery_complete;
+    bool use_get_delivery_complete;
     /* Tests: behave as if the provider demanded FI_MR_LOCAL. */
     bool force_mr_local;
     /* Tests: the sequence header mode whatever the provider's CQ data

@@ -330,6 +330,7 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
         btl->btl_flush = mca_btl_ofi_flush;
         btl->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
         module->put_delivery_complete = true;
+        module->get_delivery_complete = mca_btl_ofi_component.use_get_delivery_complete;
     } else {
         btl->btl_put_limit = 0;
         btl->btl_get_limit = 0;
