@@ -124,59 +124,39 @@ static int rdma(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, 
         return OPAL_ERR_UNREACH;
     }
     uint64_t raddr = opal_common_ofi_rma_addr(&module->ofi, remote_handle->base, remote_address);
-    ssize_t rc;
-    if (RDMA_GET == dir) {
-        rc = -FI_EBADFLAGS;
-        if (module->get_delivery_complete) {
-            struct iovec iov = {.iov_base = local_address, .iov_len = size};
-            struct fi_rma_iov rma = {.addr = raddr, .len = size, .key = remote_handle->key};
-            struct fi_msg_rma msg = {
-                .msg_iov = &iov,
-                .desc = &desc,
-                .iov_count = 1,
-                .addr = ep->fi_addr,
-                .rma_iov = &rma,
-                .rma_iov_count = 1,
-                .context = &op->ctx.fi,
-            };
-            rc = fi_readmsg(module->ofi.ep, &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION);
-            if (-FI_EBADFLAGS == rc || -FI_ENOSYS == rc || -FI_EOPNOTSUPP == rc) {
-                opal_output_verbose(10, mca_btl_base_output,
-                                    "ofi: %s: gets without delivery completion (%s)",
-                                    module->ofi.prov_name, fi_strerror((int) -rc));
-                module->get_delivery_complete = false;
-            }
+    /* With FI_DELIVERY_COMPLETE while the provider takes it (a put is
+     * then complete at the target; a get over shm goes by its copy
+     * through shared memory), else without. */
+    bool *dc = RDMA_GET == dir ? &module->get_delivery_complete : &module->put_delivery_complete;
+    ssize_t rc = -FI_EBADFLAGS;
+    if (*dc) {
+        struct iovec iov = {.iov_base = local_address, .iov_len = size};
+        struct fi_rma_iov rma = {.addr = raddr, .len = size, .key = remote_handle->key};
+        struct fi_msg_rma msg = {
+            .msg_iov = &iov,
+            .desc = &desc,
+            .iov_count = 1,
+            .addr = ep->fi_addr,
+            .rma_iov = &rma,
+            .rma_iov_count = 1,
+            .context = &op->ctx.fi,
+        };
+        const uint64_t flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
+        rc = RDMA_GET == dir ? fi_readmsg(module->ofi.ep, &msg, flags)
+                             : fi_writemsg(module->ofi.ep, &msg, flags);
+        if (-FI_EBADFLAGS == rc || -FI_ENOSYS == rc || -FI_EOPNOTSUPP == rc) {
+            opal_output_verbose(10, mca_btl_base_output,
+                                "ofi: %s: %s without delivery completion (%s)",
+                                module->ofi.prov_name, RDMA_GET == dir ? "gets" : "puts",
+                                fi_strerror((int) -rc));
+            *dc = false;
         }
-        if (!module->get_delivery_complete) {
-            rc = fi_read(module->ofi.ep, local_address, size, desc, ep->fi_addr, raddr,
-                         remote_handle->key, &op->ctx.fi);
-        }
-    } else {
-        rc = -FI_EBADFLAGS;
-        if (module->put_delivery_complete) {
-            struct iovec iov = {.iov_base = local_address, .iov_len = size};
-            struct fi_rma_iov rma = {.addr = raddr, .len = size, .key = remote_handle->key};
-            struct fi_msg_rma msg = {
-                .msg_iov = &iov,
-                .desc = &desc,
-                .iov_count = 1,
-                .addr = ep->fi_addr,
-                .rma_iov = &rma,
-                .rma_iov_count = 1,
-                .context = &op->ctx.fi,
-            };
-            rc = fi_writemsg(module->ofi.ep, &msg, FI_DELIVERY_COMPLETE | FI_COMPLETION);
-            if (-FI_EBADFLAGS == rc || -FI_ENOSYS == rc || -FI_EOPNOTSUPP == rc) {
-                opal_output_verbose(10, mca_btl_base_output,
-                                    "ofi: %s: puts without delivery completion (%s)",
-                                    module->ofi.prov_name, fi_strerror((int) -rc));
-                module->put_delivery_complete = false;
-            }
-        }
-        if (!module->put_delivery_complete) {
-            rc = fi_write(module->ofi.ep, local_address, size, desc, ep->fi_addr, raddr,
-                          remote_handle->key, &op->ctx.fi);
-        }
+    }
+    if (!*dc) {
+        rc = RDMA_GET == dir ? fi_read(module->ofi.ep, local_address, size, desc, ep->fi_addr,
+                                       raddr, remote_handle->key, &op->ctx.fi)
+                             : fi_write(module->ofi.ep, local_address, size, desc, ep->fi_addr,
+                                        raddr, remote_handle->key, &op->ctx.fi);
     }
     if (OPAL_LIKELY(0 == rc)) {
         op->state = MCA_BTL_OFI_OP_POSTED;
