@@ -186,6 +186,79 @@ int sm_rank_send_ctrl(uint32_t dst, const sm_rank_ctrl_t *ctrl)
     return send_retry(dst, SM_RANK_TAG_CTRL, ctrl, sizeof(*ctrl));
 }
 
+static void barrier_sent(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                         struct mca_btl_base_descriptor_t *des, int status)
+{
+    (void) btl;
+    (void) ep;
+    volatile uint32_t *done = des->des_cbdata;
+    *done = OPAL_SUCCESS == status ? 1 : 2;
+}
+
+void sm_rank_barrier(void)
+{
+    static uint32_t rounds;
+    ++rounds;
+    const sm_rank_ctrl_t ctrl = {.kind = SM_CTRL_BARRIER, .src = sm_rank_me};
+    volatile uint32_t done[SM_RANK_MAX_PROCS] = {0};
+    mca_btl_base_descriptor_t *sent[SM_RANK_MAX_PROCS] = {NULL};
+    /* Sent with a completion, which the module gives once the peer has
+     * taken the message: then all this rank sent it before is out too. */
+    for (uint32_t r = 0; r < sm_rank_size; ++r) {
+        if (r == sm_rank_me) {
+            continue;
+        }
+        struct mca_btl_base_endpoint_t *ep = NULL;
+        mca_btl_base_module_t *btl = sm_rank_btl(r, &ep);
+        if (NULL == btl) {
+            sm_rank_fail("barrier: no module reaches rank %u", r);
+        }
+        double deadline = sm_rank_now() + DEADLINE_S;
+        for (;;) {
+            mca_btl_base_descriptor_t *des = btl->btl_alloc(
+                btl, ep, MCA_BTL_NO_ORDER, sizeof(ctrl), MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
+            int rc = OPAL_ERR_RESOURCE_BUSY;
+            if (NULL != des) {
+                memcpy(des->des_segments[0].seg_addr, &ctrl, sizeof(ctrl));
+                des->des_segments[0].seg_len = sizeof(ctrl);
+                des->des_cbfunc = barrier_sent;
+                des->des_cbdata = (void *) &done[r];
+                rc = btl->btl_send(btl, ep, des, SM_RANK_TAG_CTRL);
+                if (rc < 0) {
+                    (void) btl->btl_free(btl, des);
+                } else {
+                    sent[r] = des;
+                    if (1 == rc && 0 == done[r]) {
+                        done[r] = 1;
+                    }
+                }
+            }
+            if (OPAL_ERR_RESOURCE_BUSY != rc) {
+                if (rc < 0) {
+                    sm_rank_fail("barrier message to rank %u: %s", r, opal_strerror(rc));
+                }
+                break;
+            }
+            opal_progress();
+            if (sm_rank_now() > deadline) {
+                sm_rank_fail("barrier message to rank %u busy for %.0f s", r, DEADLINE_S);
+            }
+        }
+    }
+    for (uint32_t r = 0; r < sm_rank_size; ++r) {
+        if (r == sm_rank_me) {
+            continue;
+        }
+        sm_rank_wait32(&done[r], 1, "barrier message taken");
+        if (1 != done[r]) {
+            sm_rank_fail("barrier message to rank %u failed", r);
+        }
+        mca_btl_base_module_t *btl = sm_rank_btl(r, NULL);
+        (void) btl->btl_free(btl, sent[r]);
+        sm_rank_wait32(&sm_rank_ctrl_count[r][SM_CTRL_BARRIER], rounds, "barrier");
+    }
+}
+
 void sm_rank_wait(volatile uint64_t *counter, uint64_t target, const char *what)
 {
     double deadline = sm_rank_now() + DEADLINE_S;
@@ -265,6 +338,7 @@ static void case_alltoall(uint32_t count)
         total += sm_rank_received[src];
         bytes += sm_rank_bytes[src];
     }
+    sm_rank_barrier();
     int rc = opal_fence(false);
     if (OPAL_SUCCESS != rc) {
         sm_rank_fail("fence: %s", opal_strerror(rc));

@@ -30,6 +30,7 @@ enum {
     SM_CTRL_PUT_DONE = 2,
     SM_CTRL_FINAL = 3,
     SM_CTRL_PING = 4,
+    SM_CTRL_BARRIER = 5, /* sm_rank_barrier */
 };
 
 #define SM_RANK_HANDLE_MAX 64
@@ -72,6 +73,13 @@ static inline uint8_t sm_rank_pattern(uint32_t src, uint32_t seq, size_t i)
  * while busy); returns the send's final status. */
 int sm_rank_send_data(uint32_t dst, uint32_t seq, size_t len);
 int sm_rank_send_ctrl(uint32_t dst, const sm_rank_ctrl_t *ctrl);
+/* Every rank tells every other one, over the btl, that it has sent all
+ * it had to, and waits until each has said so too. A peer's messages
+ * arrive in order, so its data are in by then; and this rank's sends that
+ * the btl accepted but had to queue went out meanwhile (progress posts
+ * them). opal_fence does not progress the btl: a rank that entered it
+ * with a send still queued held its peer up for good. */
+void sm_rank_barrier(void);
 /* Progresses until *counter >= target; fails after the deadline. */
 void sm_rank_wait(volatile uint64_t *counter, uint64_t target, const char *what);
 void sm_rank_wait32(volatile uint32_t *counter, uint32_t target, const char *what);
