@@ -82,24 +82,32 @@ static btl_suite_t ofi_suite = {
     .alltoall_np = ALLTOALL_NP,
 };
 
+/* fi_getinfo for reliable datagram messages on provider prov: 0 and
+ * *info (the caller frees it), or libfabric's negative error. */
+static int rdm_info(const char *prov, struct fi_info **info)
+{
+    struct fi_info *hints = fi_allocinfo();
+    if (NULL == hints) {
+        return -FI_ENOMEM;
+    }
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG;
+    hints->fabric_attr->prov_name = strdup(prov);
+    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, info);
+    fi_freeinfo(hints);
+    return rc;
+}
+
 #if !(defined(BTL_OFI_SLOW_PROVIDER) && BTL_OFI_SLOW_PROVIDER)
 /* shm's inject size as libfabric reports it (0 when it does not). */
 static size_t shm_inject_size(void)
 {
-    struct fi_info *hints = fi_allocinfo(), *info = NULL;
-    if (NULL == hints) {
+    struct fi_info *info = NULL;
+    if (0 != rdm_info("shm", &info)) {
         return 0;
     }
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
-    hints->fabric_attr->prov_name = strdup("shm");
-    int rc =
-        fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &info);
-    fi_freeinfo(hints);
-    size_t size = 0 == rc ? info->tx_attr->inject_size : 0;
-    if (0 == rc) {
-        fi_freeinfo(info);
-    }
+    size_t size = info->tx_attr->inject_size;
+    fi_freeinfo(info);
     return size;
 }
 #endif
@@ -109,16 +117,8 @@ static size_t shm_inject_size(void)
 static const char *provider_missing(void)
 {
     static char why[256];
-    struct fi_info *hints = fi_allocinfo(), *info = NULL;
-    if (NULL == hints) {
-        return "fi_allocinfo failed";
-    }
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
-    hints->fabric_attr->prov_name = strdup(BTL_OFI_PROVIDER);
-    int rc =
-        fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &info);
-    fi_freeinfo(hints);
+    struct fi_info *info = NULL;
+    int rc = rdm_info(BTL_OFI_PROVIDER, &info);
     if (0 == rc) {
         fi_freeinfo(info);
         return NULL;

@@ -243,15 +243,16 @@ int mca_btl_ofi_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
     size_t wire_len = frag->segments[0].seg_len + module->seq_hdr;
     uint64_t data = stamp(module, ep, tag, wire);
     ssize_t rc;
+    /* One piece may be injected: the frag's own buffer, or the caller's
+     * data in place when nothing goes in front of it. */
     const void *out = wire;
-    if (2 == des->des_segment_count && 0 == wire_len) {
-        /* The caller's data in place, with no header in front. */
+    bool one_piece = 1 == des->des_segment_count;
+    if (!one_piece && 0 == wire_len) {
         out = frag->segments[1].seg_addr;
         wire_len = frag->segments[1].seg_len;
-    } else if (2 == des->des_segment_count) {
-        wire_len = SIZE_MAX;
+        one_piece = true;
     }
-    if (may_inject(module, ep, wire_len)) {
+    if (one_piece && may_inject(module, ep, wire_len)) {
         rc = fi_injectdata(module->ofi.ep, out, wire_len, data, ep->fi_addr);
         if (OPAL_LIKELY(0 == rc)) {
             ++ep->send_seq;
