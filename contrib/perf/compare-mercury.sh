@@ -1,0 +1,324 @@
+#!/usr/bin/env bash
+# compare-mercury.sh: opal-mca's na and bulk against Mercury 2.4.1's own
+# perf tools, on the same transport, in one run.
+#
+# Usage: contrib/perf/compare-mercury.sh [options] [BUILD_DIR | PREFIX]
+#
+#   BUILD_DIR | PREFIX   an opal-mca build tree (default: _build next to
+#                        this script's tree) or an install prefix
+#   --mercury-src TAR    Mercury's source tarball (default
+#                        ../shared/peers/mercury-2.4.1.tar.gz beside the
+#                        tree); built once with CMake into the cache
+#   --mercury-build DIR  a Mercury build tree to use as it is (its bin/)
+#   --cache DIR          where Mercury is built (default
+#                        ${XDG_CACHE_HOME:-~/.cache}/opal-mca/mercury-2.4.1)
+#   --transports LIST    sm, tcp or both (default "sm tcp"): Mercury na+sm
+#                        against na/btl over btl/sm, Mercury ofi+tcp against
+#                        na/ofi ofi+tcp
+#   --tests LIST         lat, get, bulk (default "lat get bulk")
+#   --rounds N           rounds (default 5), each runs Mercury then ours
+#   --lat-sizes LIST     latency sizes (default 8,64,512)
+#   --bw-sizes LIST      bandwidth sizes (default 64k,256k,1m,4m)
+#   --iterations N       latency round trips per size (default 10000;
+#                        bandwidth uses N/100, at least 20, windows of 64)
+#   --no-deps            do not install cmake
+#
+# Mercury's pairs: na_perf_server with na_lat (latency: an unexpected
+# message and its expected answer, half the round trip) and na_bw_get (a
+# window of 64 gets); hg_perf_server with hg_bw_read (an RPC whose handler
+# pulls 64 chunks from the client's bulk handle). Ours: opal_perf server
+# with na-lat, na-get and bulk-pull, the same patterns (opal_perf(1)).
+# Servers run on core 0, clients on core 1, busy-polling, Mercury and ours
+# alternating in every round; the medians of the rounds and their ratios
+# (ours / Mercury) are printed, then issue 19's targets: latency 8-512 B
+# at most 0.5x over shared memory and 1.0x over tcp; bulk pull 64 KiB -
+# 4 MiB at least 1.2x on both.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+mercury_src=$top/../shared/peers/mercury-2.4.1.tar.gz
+mercury_build=""
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/opal-mca/mercury-2.4.1
+transports="sm tcp"
+tests="lat get bulk"
+rounds=5
+lat_sizes="8,64,512"
+bw_sizes="64k,256k,1m,4m"
+iterations=10000
+deps=yes
+target=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --mercury-src) mercury_src=$2; shift 2 ;;
+        --mercury-build) mercury_build=$2; shift 2 ;;
+        --cache) cache=$2; shift 2 ;;
+        --transports) transports=$2; shift 2 ;;
+        --tests) tests=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
+        --lat-sizes) lat_sizes=$2; shift 2 ;;
+        --bw-sizes) bw_sizes=$2; shift 2 ;;
+        --iterations) iterations=$2; shift 2 ;;
+        --no-deps) deps=no; shift ;;
+        -h | --help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "compare-mercury.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+        *) target=$1; shift ;;
+    esac
+done
+for n in "$rounds" "$iterations"; do
+    case "$n" in '' | *[!0-9]* | 0) echo "compare-mercury.sh: --rounds / --iterations need a positive number" >&2; exit 2 ;; esac
+done
+for t in $transports; do
+    case "$t" in sm | tcp) ;; *) echo "compare-mercury.sh: transport '$t' is not sm or tcp" >&2; exit 2 ;; esac
+done
+for t in $tests; do
+    case "$t" in lat | get | bulk) ;; *) echo "compare-mercury.sh: test '$t' is not lat, get or bulk" >&2; exit 2 ;; esac
+done
+bw_iterations=$((iterations / 100 > 20 ? iterations / 100 : 20))
+
+# --------------------------------------------------------------- ours
+target=${target:-$top/_build}
+if [ -x "$target/opal/tools/opal_perf/opal_perf" ]; then
+    opal_perf=$target/opal/tools/opal_perf/opal_perf
+    OPAL_MCA_mca_base_component_path=$(find "$target/opal/mca" "$target/orte/mca" \
+        -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
+    export OPAL_MCA_mca_base_component_path
+elif [ -x "$target/bin/opal_perf" ]; then
+    opal_perf=$target/bin/opal_perf
+else
+    echo "compare-mercury.sh: $target is neither an opal-mca build tree nor an install prefix" >&2
+    exit 2
+fi
+
+# ------------------------------------------------------------ Mercury
+if [ -n "$mercury_build" ]; then
+    mbin=$mercury_build/bin
+else
+    mbin=$cache/build/bin
+    if [ ! -x "$mbin/na_lat" ] || [ ! -x "$mbin/hg_bw_read" ]; then
+        [ -f "$mercury_src" ] || {
+            echo "compare-mercury.sh: Mercury's source $mercury_src is missing (--mercury-src)" >&2
+            exit 2
+        }
+        if [ $deps = yes ]; then
+            . "$top/contrib/opal-deps.sh"
+            opal_deps_packages="cmake"
+            opal_install_deps || exit 1
+        fi
+        echo "== building Mercury from $mercury_src into $cache (once)"
+        rm -rf "$cache" && mkdir -p "$cache/build" || exit 1
+        tar xzf "$mercury_src" -C "$cache" || exit 1
+        src=$(find "$cache" -maxdepth 1 -type d -name 'mercury-*' | head -n 1)
+        (cd "$cache/build" &&
+            cmake "$src" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=ON \
+                -DBUILD_TESTING_PERF=ON -DNA_USE_SM=ON -DNA_USE_OFI=ON >cmake.log 2>&1 &&
+            make -j"$(nproc)" >make.log 2>&1) || {
+            echo "compare-mercury.sh: Mercury did not build; see $cache/build/*.log" >&2
+            exit 1
+        }
+    fi
+fi
+for tool in na_perf_server na_lat na_bw_get hg_perf_server hg_bw_read; do
+    [ -x "$mbin/$tool" ] || { echo "compare-mercury.sh: $mbin/$tool is missing" >&2; exit 2; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/compare-mercury.XXXXXX")
+cleanup() {
+    # Mercury's servers may keep spinning after their client left.
+    [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+to_bytes() {
+    local IFS=, s out=()
+    for s in $1; do
+        case "$s" in
+            *[kK]) out+=($((${s%?} * 1024))) ;;
+            *[mM]) out+=($((${s%?} * 1048576))) ;;
+            *) out+=("$s") ;;
+        esac
+    done
+    printf '%s ' "${out[@]}"
+}
+lat_bytes=$(to_bytes "$lat_sizes")
+bw_bytes=$(to_bytes "$bw_sizes")
+max_bw=0
+min_bw=
+for s in $bw_bytes; do
+    [ "$s" -gt $max_bw ] && max_bw=$s
+    { [ -z "$min_bw" ] || [ "$s" -lt "$min_bw" ]; } && min_bw=$s
+done
+
+# rows FILE: the "size value" data rows of a perf tool's output.
+rows() {
+    grep -E '^[0-9]+ +[0-9.]+' "$1" | awk '{print $1, $2}'
+}
+
+# merc_pair SERVER CLIENT CLIENT-ARGS -- COMMON-ARGS: one Mercury run in a
+# fresh directory (the server writes port.cfg there, the client reads it).
+spid=""
+merc_pair() {
+    local server=$1 client=$2 cargs=() common=()
+    shift 2
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do cargs+=("$1"); shift; done
+    shift
+    common=("$@")
+    local dir
+    dir=$(mktemp -d "$work/m.XXXXXX")
+    (cd "$dir" && exec taskset -c 0 timeout 600 "$mbin/$server" "${common[@]}" >server.log 2>&1) &
+    spid=$!
+    local i
+    for i in $(seq 1 200); do
+        [ -s "$dir/port.cfg" ] && break
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.05
+    done
+    (cd "$dir" && taskset -c 1 timeout 600 "$mbin/$client" "${common[@]}" "${cargs[@]}" \
+        >client.log 2>&1)
+    local rc=$?
+    kill "$spid" 2>/dev/null
+    wait "$spid" 2>/dev/null
+    spid=""
+    if [ $rc -ne 0 ]; then
+        echo "compare-mercury.sh: Mercury $client ${common[*]} failed ($rc):" >&2
+        tail -n 8 "$dir/client.log" "$dir/server.log" | sed 's/^/    /' >&2
+        return 1
+    fi
+    rows "$dir/client.log"
+}
+
+# ours_pair SUBCOMMAND NA CLIENT-ARGS...: opal_perf server + client started
+# alone, the URI through a file.
+ours_pair() {
+    local sub=$1 na=$2
+    shift 2
+    local dir
+    dir=$(mktemp -d "$work/o.XXXXXX")
+    local mca=()
+    [ "$na" = btl ] && mca=(--mca btl self,sm)
+    taskset -c 0 timeout 600 "$opal_perf" server --na "$na" --uri-file "$dir/uri" \
+        --max-size "$max_bw" "${mca[@]}" >"$dir/server.log" 2>&1 &
+    spid=$!
+    taskset -c 1 timeout 600 "$opal_perf" "$sub" --na "$na" --uri-file "$dir/uri" "${mca[@]}" \
+        "$@" >"$dir/client.log" 2>&1
+    local rc=$?
+    # A client that failed never told the server it was done.
+    [ $rc -eq 0 ] || kill "$spid" 2>/dev/null
+    wait "$spid" 2>/dev/null
+    spid=""
+    if [ $rc -ne 0 ]; then
+        echo "compare-mercury.sh: opal_perf $sub --na $na failed ($rc):" >&2
+        tail -n 8 "$dir/client.log" "$dir/server.log" | sed 's/^/    /' >&2
+        return 1
+    fi
+    rows "$dir/client.log"
+}
+
+merc_args() { # the transport's Mercury options
+    case "$1" in sm) echo "-c na -p sm" ;; tcp) echo "-c ofi -p tcp" ;; esac
+}
+ours_na() {
+    case "$1" in sm) echo btl ;; tcp) echo ofi+tcp ;; esac
+}
+
+echo "== compare-mercury: opal-mca na / bulk against Mercury 2.4.1's perf tools"
+echo "   $("$opal_perf" --version); Mercury from $mbin"
+echo "   $rounds rounds; latency: $iterations round trips per size; bandwidth: $bw_iterations" \
+    "iterations of 64 chunks; servers on core 0, clients on core 1, busy polling"
+
+# One file per (test, transport, side): "size value" rows of every round.
+for round in $(seq 1 "$rounds"); do
+    for tr in $transports; do
+        # shellcheck disable=SC2046
+        for t in $tests; do
+            case "$t" in
+                lat)
+                    merc_pair na_perf_server na_lat -l "$iterations" -- $(merc_args "$tr") -b \
+                        >>"$work/lat.$tr.mercury" || true
+                    ours_pair na-lat "$(ours_na "$tr")" --sizes "$lat_sizes" \
+                        --iterations "$iterations" >>"$work/lat.$tr.ours" || true
+                    ;;
+                get)
+                    merc_pair na_perf_server na_bw_get -l "$bw_iterations" -w 64 -M \
+                        -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b \
+                        >>"$work/get.$tr.mercury" || true
+                    ours_pair na-get "$(ours_na "$tr")" --sizes "$bw_sizes" --window 64 \
+                        --iterations "$bw_iterations" >>"$work/get.$tr.ours" || true
+                    ;;
+                bulk)
+                    merc_pair hg_perf_server hg_bw_read -l "$bw_iterations" -w 64 -M \
+                        -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b \
+                        >>"$work/bulk.$tr.mercury" || true
+                    ours_pair bulk-pull "$(ours_na "$tr")" --sizes "$bw_sizes" --window 64 \
+                        --iterations "$bw_iterations" >>"$work/bulk.$tr.ours" || true
+                    ;;
+            esac
+        done
+    done
+done
+
+# median FILE SIZE: the median of the values of SIZE in FILE ("-" when none).
+median() {
+    [ -f "$1" ] || { echo -; return; }
+    awk -v s="$2" '$1 == s {print $2}' "$1" | sort -g | awk '
+        {v[NR] = $1} END {
+            if (NR == 0) { print "-"; exit }
+            if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+verdicts=()
+status=0
+report() { # TEST TRANSPORT UNIT SIZES TARGET-KIND TARGET LOW HIGH
+    local t=$1 tr=$2 unit=$3 sizes=$4 kind=$5 goal=$6 low=$7 high=$8
+    printf '\n%-8s %-4s %10s %16s %16s %10s\n' "$t" "$tr" size "Mercury $unit" "ours $unit" "ratio"
+    local s m o r worst=""
+    for s in $sizes; do
+        m=$(median "$work/$t.$tr.mercury" "$s")
+        o=$(median "$work/$t.$tr.ours" "$s")
+        r=-
+        if [ "$m" != - ] && [ "$o" != - ]; then
+            r=$(awk -v o="$o" -v m="$m" 'BEGIN { printf "%.2f", (m > 0 ? o / m : 0) }')
+            if [ "$s" -ge "$low" ] && [ "$s" -le "$high" ]; then
+                if [ -z "$worst" ]; then
+                    worst=$r
+                elif [ "$kind" = max ]; then
+                    worst=$(awk -v a="$worst" -v b="$r" 'BEGIN { print (b > a ? b : a) }')
+                else
+                    worst=$(awk -v a="$worst" -v b="$r" 'BEGIN { print (b < a ? b : a) }')
+                fi
+            fi
+        fi
+        printf '%-8s %-4s %10s %16s %16s %10s\n' "" "" "$s" "$m" "$o" "$r"
+    done
+    [ -n "$goal" ] || return 0
+    local verdict
+    if [ -z "$worst" ]; then
+        verdict="no figures"
+        status=1
+    elif [ "$kind" = max ]; then
+        verdict=$(awk -v w="$worst" -v g="$goal" 'BEGIN { print (w <= g ? "met" : "missed") }')
+    else
+        verdict=$(awk -v w="$worst" -v g="$goal" 'BEGIN { print (w >= g ? "met" : "missed") }')
+    fi
+    [ "$verdict" = met ] || status=1
+    verdicts+=("$(printf '%-5s %-4s %s %sx of Mercury (%s-%s B): worst %s -> %s' "$t" "$tr" \
+        "$([ "$kind" = max ] && echo "at most" || echo "at least")" "$goal" "$low" "$high" \
+        "${worst:--}" "$verdict")")
+}
+
+for tr in $transports; do
+    for t in $tests; do
+        case "$t" in
+            lat)
+                goal=$([ "$tr" = sm ] && echo 0.5 || echo 1.0)
+                report lat "$tr" "us" "$lat_bytes" max "$goal" 8 512 ;;
+            get) report get "$tr" "MB/s" "$bw_bytes" min "" 0 0 ;;
+            bulk) report bulk "$tr" "MB/s" "$bw_bytes" min 1.2 65536 4194304 ;;
+        esac
+    done
+done
+echo
+echo "== targets (issue 19)"
+for v in "${verdicts[@]}"; do echo "   $v"; done
+exit $status
