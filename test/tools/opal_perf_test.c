@@ -190,6 +190,42 @@ START_TEST(mca_pairs_are_kept_in_order)
 }
 END_TEST
 
+START_TEST(na_subcommands_take_na_options_with_btl_by_default)
+{
+    perf_options_t o;
+    char err[256];
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "na-lat"));
+    ck_assert_int_eq(PERF_NA_LAT, o.command);
+    ck_assert_str_eq("btl", o.na_info);
+    ck_assert_ptr_null(o.uri_file);
+    ck_assert(!o.blocking);
+    perf_options_free(&o);
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "server", "--na", "ofi+tcp", "--uri-file",
+                                         "/tmp/u", "--blocking"));
+    ck_assert_int_eq(PERF_SERVER, o.command);
+    ck_assert_str_eq("ofi+tcp", o.na_info);
+    ck_assert_str_eq("/tmp/u", o.uri_file);
+    ck_assert(o.blocking);
+    perf_options_free(&o);
+    ck_assert_int_eq(OPAL_SUCCESS, PARSE(&o, err, "na-get", "--window", "8"));
+    ck_assert_int_eq(PERF_NA_GET, o.command);
+    ck_assert_int_eq(8, o.window);
+    ck_assert_int_eq(100, perf_iterations(&o, 8));
+    ck_assert_int_eq(20, perf_iterations(&o, 65536));
+    perf_options_free(&o);
+}
+END_TEST
+
+START_TEST(na_options_are_refused_where_they_mean_nothing)
+{
+    REFUSED("--na is for the na subcommands", "latency", "--na", "btl");
+    REFUSED("--uri-file is for the na subcommands", "bw", "--uri-file", "/tmp/u");
+    REFUSED("--blocking is for the na subcommands", "rate", "--blocking");
+    REFUSED("--na: empty info string", "na-lat", "--na", "");
+    REFUSED("--uri-file: empty file name", "na-put", "--uri-file", "");
+}
+END_TEST
+
 START_TEST(help_and_version_need_no_subcommand)
 {
     perf_options_t o;
@@ -316,6 +352,24 @@ static bool table_ok(const char *out, const char *title, const size_t *sizes, si
     }
     return row == count;
 }
+
+START_TEST(a_client_without_a_server_says_so)
+{
+    /* A URI file that exists but names no server, with a class nobody
+     * serves: the client fails at once naming the class, exit status 1. */
+    char path[] = "/tmp/opal_perf_uri_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(4, write(fd, "bad\n", 4));
+    close(fd);
+    mcarun_run_t run;
+    ALONE(&run, "na-lat", "--na", "no-such-class", "--uri-file", path);
+    unlink(path);
+    EXPECT(&run, 1 == run.status);
+    EXPECT(&run, has(run.err, "no-such-class"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
 
 START_TEST(bad_command_line_exits_1_before_starting)
 {
@@ -619,6 +673,9 @@ int main(void)
     OPAL_TEST_ADD(s, counts_are_range_checked);
     OPAL_TEST_ADD(s, default_counts_follow_osu);
     OPAL_TEST_ADD(s, mca_pairs_are_kept_in_order);
+    OPAL_TEST_ADD(s, na_subcommands_take_na_options_with_btl_by_default);
+    OPAL_TEST_ADD(s, na_options_are_refused_where_they_mean_nothing);
+    OPAL_TEST_ADD(s, a_client_without_a_server_says_so);
     OPAL_TEST_ADD(s, help_and_version_need_no_subcommand);
     OPAL_TEST_ADD(s, bad_command_line_exits_1_before_starting);
     OPAL_TEST_ADD(s, help_and_version_exit_0);
