@@ -61,7 +61,7 @@ bw_iterations=$((iterations / 50 > 20 ? iterations / 50 : 20))
 target=${target:-$top/_build}
 if [ -x "$target/orte/tools/mcarun/mcarun" ]; then
     mcarun=$target/orte/tools/mcarun/mcarun
-    opal_perf=$target/opal/tools/opal_perf/opal_perf
+    opal_perf=$target/tools/opal_perf/opal_perf
     OPAL_MCA_mca_base_component_path=$(find "$target/opal/mca" "$target/orte/mca" \
         -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
     export OPAL_MCA_mca_base_component_path

@@ -62,7 +62,7 @@ case "$rounds" in '' | *[!0-9]* | 0) echo "compare-ompi.sh: --rounds needs a pos
 target=${target:-$top/_build}
 if [ -x "$target/orte/tools/mcarun/mcarun" ]; then
     mcarun=$target/orte/tools/mcarun/mcarun
-    opal_perf=$target/opal/tools/opal_perf/opal_perf
+    opal_perf=$target/tools/opal_perf/opal_perf
     # Plugins of a build tree are found through the component path.
     OPAL_MCA_mca_base_component_path=$(find "$target/opal/mca" "$target/orte/mca" \
         -type d -name .libs 2>/dev/null | sort | tr '\n' ':')

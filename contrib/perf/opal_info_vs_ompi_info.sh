@@ -55,10 +55,10 @@ ompi=$(command -v ompi_info)
 libs="$build/.libs"
 if [ -n "${OPAL_INFO:-}" ]; then
     opal=$OPAL_INFO
-elif [ -x "$build/opal/tools/opal_info/.libs/opal_info" ]; then
-    opal="$build/opal/tools/opal_info/.libs/opal_info"
-elif [ -x "$build/opal/tools/opal_info/opal_info" ]; then
-    opal="$build/opal/tools/opal_info/opal_info"
+elif [ -x "$build/tools/opal_info/.libs/opal_info" ]; then
+    opal="$build/tools/opal_info/.libs/opal_info"
+elif [ -x "$build/tools/opal_info/opal_info" ]; then
+    opal="$build/tools/opal_info/opal_info"
 else
     echo "opal_info_vs_ompi_info.sh: no opal_info in $build: build first (make -C $build)" >&2
     exit 1

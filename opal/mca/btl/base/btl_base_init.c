@@ -254,6 +254,17 @@ int mca_btl_base_init(bool enable_progress_threads, bool enable_mpi_threads)
     return OPAL_SUCCESS;
 }
 
+const char *mca_btl_base_transport(const char *component)
+{
+    mca_btl_base_selected_module_t *sm;
+    OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t) {
+        if (0 == strcmp(sm->btl_component->btl_version.mca_component_name, component)) {
+            return sm->btl_module->btl_transport;
+        }
+    }
+    return NULL;
+}
+
 int mca_btl_base_register_error_cb(mca_btl_base_module_error_cb_fn_t cbfunc)
 {
     if (0 == init_count) {

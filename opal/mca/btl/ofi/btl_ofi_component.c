@@ -143,7 +143,7 @@ mca_btl_ofi_component_t mca_btl_ofi_component = {
                     /* libfabric's providers install memory hooks and
                      * threads that do not survive being unmapped and
                      * mapped again within one process (libfabric itself
-                     * is pinned, see opal_common_ofi_pin_library). */
+                     * is pinned, see opal_common_ofi_load). */
                     .mca_component_flags = MCA_BASE_COMPONENT_FLAG_ALWAYS_LOADED,
                 },
             .btl_init = ofi_init,
@@ -171,7 +171,6 @@ static int register_own(const char *name, const char *description, mca_base_var_
 static int ofi_register(void)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
-    opal_common_ofi_pin_library();
     int rc = opal_common_ofi_register(&c->super.btl_version);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -370,6 +369,18 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
         return NULL;
     }
 
+    /* On one node, sm and self reach every peer faster; loading libfabric
+     * and opening a provider would only cost each rank a few hundred
+     * milliseconds at start (common_ofi_lib.c). Asked for by name, it
+     * runs. */
+    if (NULL != job && job->local_size >= job->size &&
+        !mca_base_framework_names_component(&opal_btl_base_framework, "ofi")) {
+        decline("all %u rank(s) of the job are on this node: btl/ofi stands aside unless the btl "
+                "selection names it (--mca btl self,sm,ofi)",
+                (unsigned) job->size);
+        return NULL;
+    }
+
     /* Every call on the domain is serialised by the module (its lock when
      * threads are in use), so the provider need not lock. The tag and the
      * sender's rank need 4 bytes of remote CQ data; the sequence number
@@ -505,6 +516,9 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
                         module->wait_fd_is_timer ? "polled on a timer" : "wait fd",
                         0 != module->seq_hdr ? "sequence header in the payload"
                                              : "sequence in the CQ data");
+    snprintf(module->transport, sizeof(module->transport), "%s, %s", module->ofi.prov_name,
+             module->ofi.info->domain_attr->name);
+    module->super.btl_transport = module->transport;
     mca_btl_ofi_component.module = module;
     mca_btl_ofi_component.modules[0] = &module->super;
     *num_btls = 1;
