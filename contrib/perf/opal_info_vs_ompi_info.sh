@@ -13,10 +13,10 @@
 # With OPAL_INFO=/path/to/opal_info in the environment, that program is
 # timed instead (an installed one, say).
 #
-# Also times test/tools/opal_info_mcatest (built by make check) with the
-# mcatest components loaded as plugins from the build tree, when it is
-# there: this build of opal has no framework yet, so the plain opal_info
-# loads no plugin at all, while ompi_info loads a hundred or more.
+# The build tree's opal_info loads the build tree's plugins by itself (btl,
+# ess; libfabric is not loaded to list variables). Also times
+# test/tools/opal_info_mcatest (built by make check) with the mcatest
+# components loaded as plugins from the build tree, when it is there.
 #
 # Installs openmpi-bin with apt-get (as root, or through sudo) when
 # ompi_info is missing.
