@@ -34,6 +34,7 @@ projects="opal orte test"
 frameworks=""
 calls=""
 plugin_dirs=""
+component_dirs=""
 commons=""
 # Code shared by the components of several frameworks lives in
 # <project>/mca/common/<name>/; its Makefile.inc decides how it is built
@@ -94,6 +95,7 @@ for project in $projects; do
                 rpath=""
             fi
             plugin_dirs="$plugin_dirs:\$(abs_top_builddir)/$dir/.libs"
+            [ "$project" = test ] || component_dirs="$component_dirs:\$(abs_top_builddir)/$dir/.libs"
             cat >>"$am.tmp" <<AM
 
 # $project/mca/$fw/$comp
@@ -128,6 +130,8 @@ echo "DISTCLEANFILES += opal/mca/base/opal_frameworks.h orte/mca/base/orte_frame
 echo "" >>"$am.tmp"
 echo "# Where tests find the plugins of the build tree." >>"$am.tmp"
 echo "mca_plugin_dirs = ${plugin_dirs#:}" >>"$am.tmp"
+echo "# Where the build tree's programs find its plugins (no test-only ones)." >>"$am.tmp"
+echo "mca_component_dirs = ${component_dirs#:}" >>"$am.tmp"
 
 # Only touch the outputs when they change, so make does not rebuild.
 for f in "$m4" "$am"; do

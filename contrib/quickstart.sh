@@ -26,31 +26,27 @@ make -C _build -j"$jobs" >_build/make.out 2>&1 || {
     exit 1
 }
 
-# Components are plugins: installed ones are found in $pkglibdir, the build
-# tree's through mca_base_component_path (mcarun passes it to the ranks).
-OPAL_MCA_mca_base_component_path=$(find "$top/_build/opal/mca" "$top/_build/orte/mca" \
-    -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
-export OPAL_MCA_mca_base_component_path
-
+# The build tree's programs need no installing: a build-tree libopal takes
+# its plugins from the build tree's component directories and its help
+# files from the source tree (opal/runtime/opal_build_tree.c).
 for ex in _build/examples/*; do
     [ -x "$ex" ] && [ -f "$ex" ] || continue
     echo "== $ex"
     "$ex"
 done
 
-# What the build holds, and what a program would select here (from the
-# build tree: the installed opal_info shows the installed plugins).
+# What the build holds, and what a program would select here.
 echo "== opal_info"
-_build/opal/tools/opal_info/opal_info
+_build/tools/opal_info/opal_info
 echo "== opal_info --selected"
-_build/opal/tools/opal_info/opal_info --selected
+_build/tools/opal_info/opal_info --selected
 
 echo "== mcarun -np 2 examples/hello"
 _build/orte/tools/mcarun/mcarun -np 2 _build/examples/hello
 
 # A short benchmark: two ranks over shared memory, or, in a build without
 # btl/sm, one rank talking to itself over btl/self.
-perf="_build/opal/tools/opal_perf/opal_perf latency --sizes 0,8,64,1k,64k,1m --iterations 1000"
+perf="_build/tools/opal_perf/opal_perf latency --sizes 0,8,64,1k,64k,1m --iterations 1000"
 if [ -e _build/opal/mca/btl/sm/mca_btl_sm.la ] || [ -e _build/opal/mca/btl/sm/libmca_btl_sm.la ]; then
     echo "== mcarun -np 2 --bind-to core opal_perf latency --mca btl self,sm"
     _build/orte/tools/mcarun/mcarun -np 2 --bind-to core --timeout 120 $perf --mca btl self,sm
@@ -59,3 +55,5 @@ else
     _build/orte/tools/mcarun/mcarun -np 1 --timeout 120 $perf --mca btl self
 fi
 echo "== done: build tree in _build; run contrib/check.sh for the tests"
+echo "== mcarun, opal_info and opal_perf run from the build tree as they are; to have them on PATH:"
+echo "export PATH=\"$top/_build/orte/tools/mcarun:$top/_build/tools/opal_info:$top/_build/tools/opal_perf:\$PATH\""

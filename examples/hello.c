@@ -7,7 +7,7 @@
  *   mpirun -np 2 ./hello                     (any PMIx launcher: ess/pmix)
  *   ./hello                                  (alone: ess/singleton)
  *
- *   cc hello.c $(pkg-config --cflags --libs opal) -lorte -lhwloc
+ *   cc hello.c $(pkg-config --cflags --libs opal-mca) -o hello
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -78,8 +78,8 @@ bw_iterations=$((iterations / 100 > 20 ? iterations / 100 : 20))
 
 # --------------------------------------------------------------- ours
 target=${target:-$top/_build}
-if [ -x "$target/opal/tools/opal_perf/opal_perf" ]; then
-    opal_perf=$target/opal/tools/opal_perf/opal_perf
+if [ -x "$target/tools/opal_perf/opal_perf" ]; then
+    opal_perf=$target/tools/opal_perf/opal_perf
     OPAL_MCA_mca_base_component_path=$(find "$target/opal/mca" "$target/orte/mca" \
         -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
     export OPAL_MCA_mca_base_component_path

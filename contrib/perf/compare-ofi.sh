@@ -18,6 +18,8 @@
 #   --no-ompi            leave Open MPI out
 #   --no-deps            do not install libfabric-bin / openmpi-bin /
 #                        libopenmpi-dev
+#   --plot FILE.png      also draw the three per size (latency and bandwidth
+#                        panels, log scales; gnuplot, plot.sh)
 #
 # Every program runs its two processes bound to cores 0 and 1. fi_pingpong
 # is a ping-pong only: its MB/sec is the ping-pong bandwidth (size / half
@@ -32,6 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
 provider="tcp;ofi_rxm"
+plot=""
 rounds=5
 sizes="0,8,64,512,4k"
 bw_sizes="64k,256k,1m,4m"
@@ -48,7 +51,8 @@ while [ $# -gt 0 ]; do
         --iterations) iterations=$2; shift 2 ;;
         --no-ompi) ompi=no; shift ;;
         --no-deps) deps=no; shift ;;
-        -h | --help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --plot) plot=$2; shift 2 ;;
+        -h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compare-ofi.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         *) target=$1; shift ;;
     esac
@@ -61,7 +65,7 @@ bw_iterations=$((iterations / 50 > 20 ? iterations / 50 : 20))
 target=${target:-$top/_build}
 if [ -x "$target/orte/tools/mcarun/mcarun" ]; then
     mcarun=$target/orte/tools/mcarun/mcarun
-    opal_perf=$target/opal/tools/opal_perf/opal_perf
+    opal_perf=$target/tools/opal_perf/opal_perf
     OPAL_MCA_mca_base_component_path=$(find "$target/opal/mca" "$target/orte/mca" \
         -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
     export OPAL_MCA_mca_base_component_path
@@ -218,7 +222,7 @@ table() {
         awk '{print "fi", $1, $2}' "$work/fi.$kind"
         [ -f "$work/ours.$kind" ] && awk '{print "ours", $1, $2}' "$work/ours.$kind"
         [ -f "$work/ompi.$kind" ] && awk '{print "ompi", $1, $2}' "$work/ompi.$kind"
-    } | awk -v kind="$kind" -v ratios="$work/$kind.ratios" '
+    } | awk -v kind="$kind" -v ratios="$work/$kind.ratios" -v plotfile="$work/$kind.plot" '
         function median(list,    n, a, i, j, t) {
             n = split(list, a, " ")
             for (i = 2; i <= n; ++i) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; --j) a[j + 1] = a[j]; a[j + 1] = t }
@@ -232,6 +236,7 @@ table() {
             printf "%-9s %12s %12s %8s", "Size", "fi_pingpong", "opal_perf", "ratio"
             if (has["ompi"]) printf " %14s %8s", "Open MPI ofi", "ratio"
             printf "\n"
+            print "# size fi_pingpong opal_perf Open_MPI_ofi" > plotfile
             for (i = 1; i <= n; ++i) {
                 s = order[i]
                 f = value(median(v["fi", s]), s)
@@ -248,6 +253,7 @@ table() {
                     else printf " %14.2f %8s", m, "-"
                 }
                 printf "\n"
+                print s, f, (has["ours"] ? o : "-"), (has["ompi"] ? value(median(v["ompi", s]), s) : "-") > plotfile
             }
         }'
 }
@@ -263,6 +269,10 @@ echo "== against issue 6's targets (ratio = opal_perf / fi_pingpong)"
 if [ $ours_ok = no ]; then
     echo "   opal_perf over btl/ofi did not run: no verdict"
     exit 1
+fi
+if [ -n "$plot" ]; then
+    "$here/plot.sh" "$plot" "opal_perf (btl ofi, $provider), fi_pingpong and Open MPI" \
+        "$work/lat.plot=Latency (us)" "$work/bw.plot=Ping-pong bandwidth (MB/s)" || true
 fi
 awk '$1 <= 64 { n++; if (n == 1 || $2 > w) w = $2 }
      END { if (n) printf "   latency 0-64 B:      worst %.2fx (target <= 1.1x): %s\n", w, (w <= 1.1 ? "met" : "MISSED")

@@ -22,6 +22,8 @@
 #                        passed to both programs (default: their own
 #                        defaults, which are the same)
 #   --no-deps            do not install openmpi-bin / libopenmpi-dev
+#   --plot FILE.png      also draw ours against Open MPI per size (one panel
+#                        per measurement, log scales; gnuplot, plot.sh)
 #
 # Both programs run with two ranks bound to cores 0 and 1 (mpirun and
 # mcarun --bind-to core). Ratios are opal_perf / Open MPI: for latency
@@ -40,6 +42,7 @@ btl=self,sm
 single_copy=cma
 common_args=()
 deps=yes
+plot=""
 target=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -51,7 +54,8 @@ while [ $# -gt 0 ]; do
         --single-copy) single_copy=$2; shift 2 ;;
         --iterations | --warmup) common_args+=("$1" "$2"); shift 2 ;;
         --no-deps) deps=no; shift ;;
-        -h | --help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --plot) plot=$2; shift 2 ;;
+        -h | --help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compare-ompi.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         *) target=$1; shift ;;
     esac
@@ -62,7 +66,7 @@ case "$rounds" in '' | *[!0-9]* | 0) echo "compare-ompi.sh: --rounds needs a pos
 target=${target:-$top/_build}
 if [ -x "$target/orte/tools/mcarun/mcarun" ]; then
     mcarun=$target/orte/tools/mcarun/mcarun
-    opal_perf=$target/opal/tools/opal_perf/opal_perf
+    opal_perf=$target/tools/opal_perf/opal_perf
     # Plugins of a build tree are found through the component path.
     OPAL_MCA_mca_base_component_path=$(find "$target/opal/mca" "$target/orte/mca" \
         -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
@@ -135,7 +139,7 @@ report() {
     if [ $ours_ok = yes ]; then
         cat "$work"/rows.ours."$cmd".* | sed 's/^/ours /' >>"$work/$cmd.all"
     fi
-    awk -v better="$better" '
+    awk -v better="$better" -v plotfile="$work/$cmd.plot" '
         function median(list,    n, a, i, j, t) {
             n = split(list, a, " ")
             for (i = 2; i <= n; ++i) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; --j) a[j + 1] = a[j]; a[j + 1] = t }
@@ -144,10 +148,12 @@ report() {
         { v[$1, $2] = v[$1, $2] " " $3; if (!seen[$2]++) order[++n] = $2 }
         END {
             printf "%-10s %14s %14s %10s\n", "Size", "Open MPI", "opal_perf", "ratio"
+            print "# size Open_MPI opal_perf" > plotfile
             for (i = 1; i <= n; ++i) {
                 s = order[i]; a = median(v["ompi", s])
-                if (v["ours", s] == "") { printf "%-10s %14.2f %14s %10s\n", s, a, "-", "-"; continue }
+                if (v["ours", s] == "") { printf "%-10s %14.2f %14s %10s\n", s, a, "-", "-"; print s, a, "-" > plotfile; continue }
                 b = median(v["ours", s])
+                print s, a, b > plotfile
                 if (a == 0 || b == 0) { printf "%-10s %14.2f %14.2f %10s\n", s, a, b, "-"; continue }
                 r = b / a
                 if (better == "lower") verdict = r <= 1 ? "opal_perf faster" : "Open MPI faster"
@@ -203,4 +209,18 @@ target_line "latency 0-64 B (goal 0.8x)" latency 0 64 le 1.0
 target_line "bw 64 KiB-4 MiB (goal 1.2x)" bw 65536 4194304 ge 1.0
 target_line "bibw 64 KiB-4 MiB (no target)" bibw 65536 4194304 ge 1.0
 target_line "rate 8 B" rate 8 8 ge 1.0
+if [ -n "$plot" ]; then
+    panels=()
+    for cmd in "${cmd_list[@]}"; do
+        case "$cmd" in
+            latency) panels+=("$work/latency.plot=Latency (us)") ;;
+            bw) panels+=("$work/bw.plot=Bandwidth (MB/s)") ;;
+            bibw) panels+=("$work/bibw.plot=Bidirectional bandwidth (MB/s)") ;;
+        esac
+    done
+    if [ ${#panels[@]} -gt 0 ]; then
+        "$here/plot.sh" "$plot" "opal_perf (btl $btl) and Open MPI (ob1, self,vader)" "${panels[@]}" ||
+            status=1
+    fi
+fi
 exit $status

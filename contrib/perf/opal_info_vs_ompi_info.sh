@@ -13,10 +13,10 @@
 # With OPAL_INFO=/path/to/opal_info in the environment, that program is
 # timed instead (an installed one, say).
 #
-# Also times test/tools/opal_info_mcatest (built by make check) with the
-# mcatest components loaded as plugins from the build tree, when it is
-# there: this build of opal has no framework yet, so the plain opal_info
-# loads no plugin at all, while ompi_info loads a hundred or more.
+# The build tree's opal_info loads the build tree's plugins by itself (btl,
+# ess; libfabric is not loaded to list variables). Also times
+# test/tools/opal_info_mcatest (built by make check) with the mcatest
+# components loaded as plugins from the build tree, when it is there.
 #
 # Installs openmpi-bin with apt-get (as root, or through sudo) when
 # ompi_info is missing.
@@ -55,10 +55,10 @@ ompi=$(command -v ompi_info)
 libs="$build/.libs"
 if [ -n "${OPAL_INFO:-}" ]; then
     opal=$OPAL_INFO
-elif [ -x "$build/opal/tools/opal_info/.libs/opal_info" ]; then
-    opal="$build/opal/tools/opal_info/.libs/opal_info"
-elif [ -x "$build/opal/tools/opal_info/opal_info" ]; then
-    opal="$build/opal/tools/opal_info/opal_info"
+elif [ -x "$build/tools/opal_info/.libs/opal_info" ]; then
+    opal="$build/tools/opal_info/.libs/opal_info"
+elif [ -x "$build/tools/opal_info/opal_info" ]; then
+    opal="$build/tools/opal_info/opal_info"
 else
     echo "opal_info_vs_ompi_info.sh: no opal_info in $build: build first (make -C $build)" >&2
     exit 1

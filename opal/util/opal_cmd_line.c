@@ -215,7 +215,8 @@ int opal_cmd_line_add_mca_options(opal_cmd_line_t *cmd)
         {"mca", '\0', 2, "<key> <value>",
          "Set the MCA parameter <key> to <value>; may be repeated"},
         {"gmca", '\0', 2, "<key> <value>",
-         "Set the MCA parameter <key> to <value> for every application; may be repeated"},
+         "The same as --mca (Open MPI's spelling for all the applications of a job; a job "
+         "here runs one)"},
         {NULL, '\0', 0, NULL, NULL},
     };
     int rc = opal_cmd_line_add(cmd, mca_options);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "opal/runtime/opal_build_tree.h"
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
@@ -52,12 +53,29 @@ int opal_show_help_set_output(int output_id)
     return atomic_exchange_explicit(&help_output, output_id, memory_order_relaxed);
 }
 
-/* The directories searched for a help file name without a '/'. */
+/* The directories searched for a help file name without a '/': those of
+ * $OPAL_SHOW_HELP_PATH, then the build tree's source directories for a
+ * build-tree libopal (whose help files are not installed yet), else where
+ * they are installed. */
 static char **help_dirs(void)
 {
     const char *env = getenv(HELP_PATH_ENV);
     char **dirs = opal_argv_split(NULL != env ? env : "", ':');
-    if (NULL != dirs && OPAL_SUCCESS != opal_argv_append_nosize(&dirs, OPAL_PKGDATADIR)) {
+    if (NULL == dirs) {
+        return NULL;
+    }
+    int rc;
+    if (opal_build_tree_in_use()) {
+        char **tree = opal_argv_split(opal_build_tree_help_dirs(), ' ');
+        rc = NULL == tree ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+        for (int i = 0; OPAL_SUCCESS == rc && NULL != tree[i]; ++i) {
+            rc = opal_argv_append_nosize(&dirs, tree[i]);
+        }
+        opal_argv_free(tree);
+    } else {
+        rc = opal_argv_append_nosize(&dirs, OPAL_PKGDATADIR);
+    }
+    if (OPAL_SUCCESS != rc) {
         opal_argv_free(dirs);
         dirs = NULL;
     }

@@ -54,7 +54,7 @@ static char *opal_info(const char *args)
 {
     char command[4096];
     snprintf(command, sizeof(command), "%s %s 2>&1",
-             mcarun_test_build_path("opal/tools/opal_info/opal_info"), args);
+             mcarun_test_build_path("tools/opal_info/opal_info"), args);
     FILE *p = popen(command, "r");
     ck_assert_ptr_nonnull(p);
     size_t len = 0, cap = 65536;

@@ -45,9 +45,10 @@ START_TEST(mca_base_open_is_counted_and_registers_its_variables)
     ck_assert(mt_var_exists("mca_base_component_path"));
     ck_assert(mt_var_exists("mca_base_component_show_load_errors"));
     ck_assert(mt_var_exists("mca_base_verbose"));
-    /* Installed plugins first, then the user's. */
+    /* This libopal's plugins first (the build tree's here, see
+     * mca_base_build_tree_test), then the user's. */
     ck_assert_ptr_nonnull(mca_base_component_path);
-    ck_assert(ends_with(mca_base_component_path, "/opal-mca:~/.opal/components"));
+    ck_assert(ends_with(mca_base_component_path, "/.libs:~/.opal/components"));
     ck_assert_str_eq(mca_base_component_show_load_errors, "all");
     ck_assert_int_eq(mca_base_verbose, 0);
     ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);

@@ -10,7 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 #include "opal/util/opal_error.h"
 #include "test/support/opal_test.h"
 #include "test/tools/json_check.h"

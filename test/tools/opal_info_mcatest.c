@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_framework.h"
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 #include "test/mca/mcatest/base/base.h"
 
 static const mca_base_component_t *const no_components[] = {NULL};

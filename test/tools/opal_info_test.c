@@ -512,6 +512,28 @@ START_TEST(parsable_and_json_together_fail)
 }
 END_TEST
 
+START_TEST(largest_sizes_show_as_unlimited_in_pretty_output_only)
+{
+    oi_reset();
+    oi_set("mcatest_alltypes_size", "18446744073709551615");
+    oi_set("mcatest_alltypes_uint64", "18446744073709551615");
+    oi_run_t run = oi_run("--param", "mcatest", "alltypes", "--level", "9", NULL);
+    ck_assert_int_eq(run.status, 0);
+    assert_has(run.out, "parameter \"mcatest_alltypes_size\" (current value: \"unlimited\"");
+    assert_has(run.out, "parameter \"mcatest_alltypes_uint64\" (current value: \"unlimited\"");
+    /* One less is a number like any other. */
+    oi_run_free(&run);
+    oi_set("mcatest_alltypes_size", "18446744073709551614");
+    run = oi_run("--param", "mcatest", "alltypes", "--level", "9", NULL);
+    assert_has(run.out, "(current value: \"18446744073709551614\"");
+    oi_run_free(&run);
+    oi_set("mcatest_alltypes_size", "18446744073709551615");
+    run = oi_run("--param", "mcatest", "alltypes", "--level", "9", "--parsable", NULL);
+    assert_has(run.out, ":param:mcatest_alltypes_size:value:18446744073709551615\n");
+    oi_run_free(&run);
+}
+END_TEST
+
 START_TEST(param_with_an_unknown_framework_suggests_the_nearest)
 {
     oi_reset();
@@ -577,7 +599,7 @@ START_TEST(installed_program_shows_this_builds_frameworks)
     int status = -1;
     char *out = run_program("OPAL_MCA_mca_base_component_path='" OPAL_TEST_BUILDDIR
                             "/orte/mca/ess/singleton/.libs' '" OPAL_TEST_BUILDDIR
-                            "/opal/tools/opal_info/opal_info'",
+                            "/tools/opal_info/opal_info'",
                             &status);
     ck_assert_int_eq(status, 0);
     assert_has(out, "Package: opal-mca " OPAL_VERSION);
@@ -585,9 +607,89 @@ START_TEST(installed_program_shows_this_builds_frameworks)
      * program also lists orte's, whose plugins it finds on the path. */
     assert_has(out, "MCA ess: singleton (MCA v");
     free(out);
-    out = run_program("'" OPAL_TEST_BUILDDIR "/opal/tools/opal_info/opal_info' --bogus", &status);
+    out = run_program("'" OPAL_TEST_BUILDDIR "/tools/opal_info/opal_info' --bogus", &status);
     ck_assert_int_eq(status, 1);
     assert_has(out, "opal_info: ");
+    free(out);
+}
+END_TEST
+
+/* opal_info of the build tree, with neither the component path nor the
+ * help path set, as a user runs it after make. */
+#define BUILD_TREE_OPAL_INFO                                                                       \
+    "env -u OPAL_MCA_mca_base_component_path -u OPAL_SHOW_HELP_PATH '" OPAL_TEST_BUILDDIR          \
+    "/tools/opal_info/opal_info'"
+
+START_TEST(build_tree_program_finds_its_plugins_and_help_files)
+{
+    oi_reset();
+    int status = -1;
+    char *out = run_program(BUILD_TREE_OPAL_INFO, &status);
+    ck_assert_int_eq(status, 0);
+    assert_has(out, "MCA ess: singleton (MCA v");
+    assert_has(out,
+               "plugin " OPAL_TEST_BUILDDIR "/orte/mca/ess/singleton/.libs/mca_ess_singleton.so");
+    free(out);
+    /* A help message (a selection naming nothing) is shown in full. */
+    out = run_program(BUILD_TREE_OPAL_INFO " --mca ess nosuch --selected", &status);
+    assert_has(out, "Components that exist:");
+    ck_assert_ptr_null(strstr(out, "cannot be shown"));
+    free(out);
+}
+END_TEST
+
+START_TEST(swapped_letters_in_a_framework_name_suggest_the_framework)
+{
+    oi_reset();
+    int status = -1;
+    /* "blt" is one swap from "btl" and two edits from "all". */
+    char *out = run_program(BUILD_TREE_OPAL_INFO " --param blt all", &status);
+    ck_assert_int_eq(status, 1);
+    assert_has(out, "no framework 'blt' (did you mean 'btl'?)");
+    free(out);
+}
+END_TEST
+
+START_TEST(listing_every_variable_does_not_load_libfabric)
+{
+    oi_reset();
+    int status = -1;
+    /* The dynamic linker names each file it loads (LD_DEBUG=files). */
+    char *out = run_program("LD_DEBUG=files " BUILD_TREE_OPAL_INFO " --all --parsable", &status);
+    ck_assert_int_eq(status, 0);
+    if (NULL == strstr(out, "mca:btl:ofi:")) {
+        fprintf(stderr, "listing_every_variable...: btl/ofi is not built\n");
+        free(out);
+        return;
+    }
+    assert_has(out, "mca_btl_ofi.so");
+    ck_assert_ptr_null(strstr(out, "libfabric.so"));
+    free(out);
+    /* Choosing a provider is what loads it. */
+    out = run_program("LD_DEBUG=files " BUILD_TREE_OPAL_INFO " --mca btl ofi --selected", &status);
+    assert_has(out, "libfabric.so");
+    free(out);
+}
+END_TEST
+
+START_TEST(selected_ofi_names_its_provider_and_domain)
+{
+    oi_reset();
+    int status = -1;
+    char *out = run_program(BUILD_TREE_OPAL_INFO " --mca btl ofi --mca ofi_provider_include "
+                                                 "'tcp;ofi_rxm' --selected",
+                            &status);
+    if (NULL != strstr(out, "no framework") || NULL == strstr(out, "MCA btl: selected ofi")) {
+        fprintf(stderr, "selected_ofi_names...: btl/ofi did not run here:\n%s\n", out);
+        free(out);
+        return;
+    }
+    assert_has(out, "MCA btl: selected ofi (tcp;ofi_rxm, ");
+    free(out);
+    out = run_program(BUILD_TREE_OPAL_INFO " --mca btl ofi --mca ofi_provider_include "
+                                           "'tcp;ofi_rxm' --selected --parsable",
+                      &status);
+    assert_has(out, "mca:btl:ofi:transport:tcp;ofi_rxm, ");
     free(out);
 }
 END_TEST
@@ -636,10 +738,15 @@ static Suite *opal_info_suite(void)
     OPAL_TEST_ADD(s, stray_argument_fails);
     OPAL_TEST_ADD(s, bad_level_fails);
     OPAL_TEST_ADD(s, parsable_and_json_together_fail);
+    OPAL_TEST_ADD(s, largest_sizes_show_as_unlimited_in_pretty_output_only);
     OPAL_TEST_ADD(s, param_with_an_unknown_framework_suggests_the_nearest);
     OPAL_TEST_ADD(s, param_with_an_unknown_component_suggests_the_nearest);
     OPAL_TEST_ADD(s, param_with_a_declined_component_says_why);
     OPAL_TEST_ADD(s, installed_program_shows_this_builds_frameworks);
+    OPAL_TEST_ADD(s, build_tree_program_finds_its_plugins_and_help_files);
+    OPAL_TEST_ADD(s, swapped_letters_in_a_framework_name_suggest_the_framework);
+    OPAL_TEST_ADD(s, listing_every_variable_does_not_load_libfabric);
+    OPAL_TEST_ADD(s, selected_ofi_names_its_provider_and_domain);
     OPAL_TEST_ADD(s, test_program_adds_the_mcatest_framework);
     return s;
 }

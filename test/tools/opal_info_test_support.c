@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 #include "test/mca/mcatest/base/base.h"
 #include "test/support/opal_test.h"
 #include "test/tools/opal_info_test_support.h"

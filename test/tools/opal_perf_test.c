@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
 #include "test/orte/mcarun_test_support.h"
@@ -240,6 +240,66 @@ START_TEST(help_and_version_need_no_subcommand)
     ck_assert_ptr_nonnull(usage);
     ck_assert_ptr_nonnull(strstr(usage, "--sizes"));
     ck_assert_ptr_nonnull(strstr(usage, "latency"));
+    free(usage);
+}
+END_TEST
+
+/* "latency 10000, 1000 above 8k" as --help should give command's default
+ * per-size count, from the code (count is perf_iterations or
+ * perf_warmup). */
+static void expect_default(const char *usage, const char *words, perf_command_t command,
+                           long (*count)(const perf_options_t *, size_t), const char *option)
+{
+    perf_options_t o = {.command = command, .iterations = -1, .warmup = -1};
+    char text[128];
+    snprintf(text, sizeof(text), "%s %ld, %ld above 8k", words, count(&o, PERF_LARGE_MESSAGE),
+             count(&o, PERF_LARGE_MESSAGE + 1));
+    /* In the option's own description, not in the next one's. */
+    const char *line = strstr(usage, option);
+    ck_assert_ptr_nonnull(line);
+    const char *next = strstr(line + strlen(option), ", --");
+    const char *at = strstr(line, text);
+    ck_assert_msg(NULL != at && (NULL == next || at < next), "%s: --help lacks \"%s\"", option,
+                  text);
+}
+
+/* text with every run of blanks and newlines made one space (--help wraps
+ * its descriptions to the terminal). In place. */
+static void unwrap(char *text)
+{
+    char *w = text;
+    for (const char *r = text; '\0' != *r; ++r) {
+        bool blank = ' ' == *r || '\n' == *r;
+        if (!blank || w == text || ' ' != w[-1]) {
+            *w++ = blank ? ' ' : *r;
+        }
+    }
+    *w = '\0';
+}
+
+START_TEST(help_gives_the_codes_default_counts)
+{
+    char *usage = perf_options_usage();
+    ck_assert_ptr_nonnull(usage);
+    unwrap(usage);
+    static const struct {
+        const char *words;
+        perf_command_t command;
+    } commands[] = {
+        {"latency", PERF_LATENCY},
+        {"bw and bibw", PERF_BW},
+        {"rate", PERF_RATE},
+    };
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); ++i) {
+        expect_default(usage, commands[i].words, commands[i].command, perf_iterations,
+                       "--iterations");
+        expect_default(usage, commands[i].words, commands[i].command, perf_warmup, "--warmup");
+    }
+    /* bibw shares bw's defaults, as the text says. */
+    perf_options_t bw = {.command = PERF_BW, .iterations = -1, .warmup = -1};
+    perf_options_t bibw = {.command = PERF_BIBW, .iterations = -1, .warmup = -1};
+    ck_assert_int_eq(perf_iterations(&bw, 1), perf_iterations(&bibw, 1));
+    ck_assert_int_eq(perf_warmup(&bw, 1 << 20), perf_warmup(&bibw, 1 << 20));
     free(usage);
 }
 END_TEST
@@ -549,6 +609,28 @@ START_TEST(a_peer_no_module_reaches_is_an_error)
 }
 END_TEST
 
+START_TEST(default_selection_leaves_ofi_and_libfabric_aside_on_one_node)
+{
+    if (!btl_built("ofi") || !btl_built("sm")) {
+        fprintf(stderr, "default_selection_leaves_ofi...: btl/ofi or btl/sm is not built\n");
+        return;
+    }
+    /* The dynamic linker names every file it loads (LD_DEBUG=files): with
+     * every rank on this node and ofi not named, neither rank loads
+     * libfabric, and sm carries the messages. */
+    setenv("LD_DEBUG", "files", 1);
+    mcarun_run_t run;
+    MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, "latency", "--sizes", "8", "-i", "5",
+           "-x", "1");
+    unsetenv("LD_DEBUG");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, has(run.out, "over btl sm"));
+    EXPECT(&run, has(run.err, "mca_btl_ofi.so"));
+    EXPECT(&run, !has(run.err, "libfabric.so"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(mca_typos_are_reported)
 {
     mcarun_run_t run;
@@ -606,7 +688,8 @@ START_TEST(two_ranks_over_self_ofi_tcp)
                "ofi_provider_include", "tcp;ofi_rxm");
         EXPECT(&run, 0 == run.status);
         EXPECT(&run, table_ok(run.out, 0 == i ? "Latency (us)" : "Bandwidth (MB/s)", sizes, 4, 1));
-        EXPECT(&run, has(run.out, "rank 0 <-> rank 1 over btl ofi"));
+        /* The header names the provider and domain btl/ofi chose. */
+        EXPECT(&run, has(run.out, "rank 0 <-> rank 1 over btl ofi (tcp;ofi_rxm, "));
         mcarun_test_run_free(&run);
     }
 }
@@ -662,7 +745,7 @@ int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", OPAL_PERF_TEST_PLUGIN_DIRS, 1);
     snprintf(perf_prog, sizeof(perf_prog), "%s",
-             mcarun_test_build_path("opal/tools/opal_perf/opal_perf"));
+             mcarun_test_build_path("tools/opal_perf/opal_perf"));
     Suite *s = suite_create("opal_perf");
     OPAL_TEST_ADD(s, subcommand_is_required_and_checked);
     OPAL_TEST_ADD(s, unknown_option_suggests_the_closest);
@@ -677,6 +760,7 @@ int main(void)
     OPAL_TEST_ADD(s, na_options_are_refused_where_they_mean_nothing);
     OPAL_TEST_ADD(s, a_client_without_a_server_says_so);
     OPAL_TEST_ADD(s, help_and_version_need_no_subcommand);
+    OPAL_TEST_ADD(s, help_gives_the_codes_default_counts);
     OPAL_TEST_ADD(s, bad_command_line_exits_1_before_starting);
     OPAL_TEST_ADD(s, help_and_version_exit_0);
     OPAL_TEST_ADD(s, more_than_two_ranks_are_refused);
@@ -686,6 +770,7 @@ int main(void)
     OPAL_TEST_ADD(s, fragments_carry_large_messages_without_rdma);
     OPAL_TEST_ADD(s, gets_are_split_at_the_modules_limit);
     OPAL_TEST_ADD(s, a_peer_no_module_reaches_is_an_error);
+    OPAL_TEST_ADD(s, default_selection_leaves_ofi_and_libfabric_aside_on_one_node);
     OPAL_TEST_ADD(s, mca_typos_are_reported);
     OPAL_TEST_ADD(s, two_ranks_over_self_sm);
     OPAL_TEST_ADD(s, two_ranks_over_self_ofi_shm);

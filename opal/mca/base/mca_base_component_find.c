@@ -143,6 +143,25 @@ bool mca_base_selection_wants(const mca_base_selection_t *selection, const char 
     return selection->sel_exclude != listed(selection->sel_names, name);
 }
 
+bool mca_base_framework_names_component(mca_base_framework_t *framework, const char *name)
+{
+    /* Parsed quietly from the value: a bad value was reported when the
+     * framework opened. */
+    const char *value =
+        NULL != framework->framework_selection ? framework->framework_selection : "";
+    if ('\0' == value[0] || '^' == value[0]) {
+        return false;
+    }
+    char **names = opal_argv_split(value, ',');
+    bool named = false;
+    for (int i = 0; NULL != names && NULL != names[i]; ++i) {
+        trim(names[i]);
+        named = named || 0 == strcmp(names[i], name);
+    }
+    opal_argv_free(names);
+    return named;
+}
+
 char *mca_base_selection_reason(const mca_base_framework_t *framework,
                                 const mca_base_selection_t *selection)
 {

@@ -257,6 +257,23 @@ OPAL_DECLSPEC void mca_base_framework_drop_component(mca_base_framework_t *frame
                                                      mca_base_component_stage_t stage,
                                                      const char *reason);
 
+/* True when the framework's selection variable is an include list that
+ * names component name (btl=self,ofi names ofi; unset or ^sm does not):
+ * a component that would stand aside by default runs when asked for. */
+OPAL_DECLSPEC bool mca_base_framework_names_component(mca_base_framework_t *framework,
+                                                      const char *name);
+
+/* Prints that no component of framework was found, with where plugins
+ * were looked for (each directory of mca_base_component_path: missing, or
+ * which of the framework's plugins it holds), the built-in components,
+ * the selection variable and what to do. */
+OPAL_DECLSPEC void mca_base_framework_show_not_found(const mca_base_framework_t *framework);
+
+/* One line per directory of mca_base_component_path, each starting with
+ * indent: whether it exists and which plugins of framework it holds.
+ * Returns a new string (the caller frees it), NULL when out of memory. */
+OPAL_DECLSPEC char *mca_base_component_path_report(const char *framework, const char *indent);
+
 /* Every framework of project opal in this build, NULL-terminated: what
  * opal_info lists (configure generates opal/mca/base/opal_frameworks.h;
  * liborte has orte_frameworks[] the same way). */

@@ -5,12 +5,15 @@
 #include "opal/opal_config.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "opal/mca/base/mca_base_component_repository.h"
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_framework_internal.h"
 #include "opal/mca/base/mca_base_open.h"
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_build_tree.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
@@ -39,18 +42,36 @@ static void deregister_vars(void)
     }
 }
 
+/* A build tree's programs use the build tree's plugins, never those of an
+ * older install, so the two defaults do not mix. */
+static char *default_component_path(void)
+{
+    char *path = NULL;
+    const char *dirs = opal_build_tree_in_use() ? opal_build_tree_component_path() : OPAL_PKGLIBDIR;
+    if (asprintf(&path, "%s:~/.opal/components", dirs) < 0) {
+        return NULL;
+    }
+    return path;
+}
+
 static int register_vars(void)
 {
     /* The variable system copies a string default before it stores into
-     * the storage, so pointing at a literal here is safe. */
-    mca_base_component_path = (char *) OPAL_PKGLIBDIR ":~/.opal/components";
+     * the storage, so the buffer is released once registered. */
+    char *default_path = default_component_path();
+    if (NULL == default_path) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    mca_base_component_path = default_path;
     var_path = mca_base_var_register(
         "opal", "mca", "base", "component_path",
         "Where to look for component plugins (mca_<framework>_<component>.so): a colon list "
         "of directories, \"~\" standing for $HOME; the first directory holding a plugin wins",
         MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
         MCA_BASE_VAR_SCOPE_LOCAL, &mca_base_component_path);
+    free(default_path);
     if (var_path < 0) {
+        mca_base_component_path = NULL;
         return var_path;
     }
     mca_base_component_show_load_errors = (char *) "all";

@@ -388,6 +388,12 @@ OPAL_DECLSPEC int mca_base_var_declare_prefix(const char *prefix);
  * frees. */
 OPAL_DECLSPEC char *mca_base_var_suggest(const char *name);
 
+/* Optimal-string-alignment distance of a and b, case-insensitive (one
+ * edit each: insert, delete, replace, swap two neighbours), or limit + 1
+ * as soon as it must exceed limit: what "did you mean" measures, for
+ * variable, framework and component names alike. */
+OPAL_DECLSPEC int mca_base_var_distance(const char *a, const char *b, int limit);
+
 /* What kind of message the variable system reports. */
 typedef enum {
     MCA_BASE_VAR_MSG_WARNING, /* deprecated names, unknown names (warn) */

@@ -143,12 +143,6 @@ mca_base_var_pending_t *mca_base_var_pending_add(mca_base_var_source_t source, c
 mca_base_var_pending_t *mca_base_var_pending_find(const mca_base_var_priv_t *var,
                                                   mca_base_var_source_t source);
 
-/* mca_base_var_suggest.c */
-
-/* Optimal-string-alignment distance of a and b, case-insensitive, or
- * limit + 1 as soon as it must exceed limit. */
-int mca_base_var_distance(const char *a, const char *b, int limit);
-
 /* mca_base_pvar.c */
 
 int mca_base_pvar_init(void);

@@ -223,6 +223,10 @@ typedef struct mca_btl_base_module_t {
     uint32_t btl_latency;   /* microseconds (relative: ranks modules) */
     uint32_t btl_bandwidth; /* Mb/s */
     uint32_t btl_flags;     /* MCA_BTL_FLAGS_* */
+    /* What carries the bytes, for tools ("tcp;ofi_rxm, lo": the provider
+     * and domain); NULL when the component's name says it all. Owned by
+     * the module. */
+    const char *btl_transport;
 
     /* Reachability. add_procs sets bit i of reachable and endpoints[i] for
      * each procs[i] this module reaches (an endpoint it keeps until

@@ -116,6 +116,11 @@ OBJ_CLASS_DECLARATION(mca_btl_base_selected_module_t);
  * filled by mca_btl_base_init. */
 OPAL_DECLSPEC extern opal_list_t mca_btl_base_modules_initialized;
 
+/* The btl_transport of the first initialised module of component (a
+ * string owned by the module: valid while it is), or NULL when it has
+ * none or no module initialised. */
+OPAL_DECLSPEC const char *mca_btl_base_transport(const char *component);
+
 /* Opens the framework (the "btl" variable picks the components), calls
  * every component's btl_init and keeps the modules they return, and
  * registers the components' progress functions. A component that returns

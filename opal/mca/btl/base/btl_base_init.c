@@ -235,8 +235,13 @@ int mca_btl_base_init(bool enable_progress_threads, bool enable_mpi_threads)
     int count = 0;
     rc = mca_base_framework_select(&opal_btl_base_framework, &count);
     if (OPAL_SUCCESS != rc) {
-        opal_output(0, "btl: no component can run here; why each did not:");
-        mca_btl_base_print_failures(0, "  ");
+        if (opal_list_is_empty(&opal_btl_base_framework.framework_failures)) {
+            /* Nothing was found at all: say where it was looked for. */
+            mca_base_framework_show_not_found(&opal_btl_base_framework);
+        } else {
+            opal_output(0, "btl: no component can run here; why each did not:");
+            mca_btl_base_print_failures(0, "  ");
+        }
         (void) mca_base_framework_close(&opal_btl_base_framework);
         init_count = 0;
         return OPAL_ERR_NOT_FOUND;
@@ -247,6 +252,17 @@ int mca_btl_base_init(bool enable_progress_threads, bool enable_mpi_threads)
         mca_btl_base_print_failures(mca_btl_base_output, "  ");
     }
     return OPAL_SUCCESS;
+}
+
+const char *mca_btl_base_transport(const char *component)
+{
+    mca_btl_base_selected_module_t *sm;
+    OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t) {
+        if (0 == strcmp(sm->btl_component->btl_version.mca_component_name, component)) {
+            return sm->btl_module->btl_transport;
+        }
+    }
+    return NULL;
 }
 
 int mca_btl_base_register_error_cb(mca_btl_base_module_error_cb_fn_t cbfunc)

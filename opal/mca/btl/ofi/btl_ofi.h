@@ -260,6 +260,8 @@ typedef struct mca_btl_ofi_reg_t {
 typedef struct mca_btl_ofi_module_t {
     mca_btl_base_module_t super;
     opal_common_ofi_ctx_t ofi;
+    /* "<provider>, <domain>": what super.btl_transport points to. */
+    char transport[128];
     opal_recursive_mutex_t lock;
 
     uint32_t my_rank;

@@ -143,7 +143,7 @@ mca_btl_ofi_component_t mca_btl_ofi_component = {
                     /* libfabric's providers install memory hooks and
                      * threads that do not survive being unmapped and
                      * mapped again within one process (libfabric itself
-                     * is pinned, see opal_common_ofi_pin_library). */
+                     * is pinned, see opal_common_ofi_load). */
                     .mca_component_flags = MCA_BASE_COMPONENT_FLAG_ALWAYS_LOADED,
                 },
             .btl_init = ofi_init,
@@ -171,7 +171,6 @@ static int register_own(const char *name, const char *description, mca_base_var_
 static int ofi_register(void)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
-    opal_common_ofi_pin_library();
     int rc = opal_common_ofi_register(&c->super.btl_version);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -357,6 +356,20 @@ static void decline(const char *format, ...)
     }
 }
 
+/* Whether btl/sm is among the components the btl framework opened (the
+ * selection did not leave it out and it was built). */
+static bool sm_is_open(void)
+{
+    mca_base_component_list_item_t *item;
+    OPAL_LIST_FOREACH (item, &opal_btl_base_framework.framework_components,
+                       mca_base_component_list_item_t) {
+        if (0 == strcmp(item->cli_component->mca_component_name, "sm")) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_threads,
                                         bool enable_mpi_threads)
 {
@@ -367,6 +380,18 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     if (NULL != job && job->size > MCA_BTL_OFI_MAX_RANKS) {
         decline("jobs of more than %u processes are not supported (this one has %u)",
                 (unsigned) MCA_BTL_OFI_MAX_RANKS, (unsigned) job->size);
+        return NULL;
+    }
+
+    /* On one node, sm and self reach every peer faster; loading libfabric
+     * and opening a provider would only cost each rank a few hundred
+     * milliseconds at start (common_ofi_lib.c). Asked for by name, or with
+     * sm left out (btl=^sm, or a build without it), it runs. */
+    if (NULL != job && job->local_size >= job->size && sm_is_open() &&
+        !mca_base_framework_names_component(&opal_btl_base_framework, "ofi")) {
+        decline("all %u rank(s) of the job are on this node, where sm reaches them: btl/ofi "
+                "stands aside unless the btl selection names it (--mca btl self,sm,ofi)",
+                (unsigned) job->size);
         return NULL;
     }
 
@@ -505,6 +530,9 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
                         module->wait_fd_is_timer ? "polled on a timer" : "wait fd",
                         0 != module->seq_hdr ? "sequence header in the payload"
                                              : "sequence in the CQ data");
+    snprintf(module->transport, sizeof(module->transport), "%s, %s", module->ofi.prov_name,
+             module->ofi.info->domain_attr->name);
+    module->super.btl_transport = module->transport;
     mca_btl_ofi_component.module = module;
     mca_btl_ofi_component.modules[0] = &module->super;
     *num_btls = 1;

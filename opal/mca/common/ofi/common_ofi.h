@@ -83,12 +83,36 @@ size_t opal_common_ofi_var_size(const char *name, size_t fallback);
  * storage is unloaded. */
 int opal_common_ofi_register(const mca_base_component_t *component);
 
-/* Keeps libfabric (and the provider libraries it pulled in) mapped until
- * the process exits, whatever happens to the plugin that loaded it: its
- * providers install memory hooks and threads that do not survive being
- * unmapped, and the leaks of their constructors stay attributable to
- * them (contrib/valgrind.supp, contrib/lsan.supp). Idempotent. */
-void opal_common_ofi_pin_library(void);
+/* Loads libfabric (OPAL_OFI_LIBRARY, found by configure) once, and keeps
+ * it and the provider libraries it pulled in mapped until the process
+ * exits (their memory hooks and threads do not survive being unmapped).
+ * Nothing loads it before a component needs a provider: registering and
+ * listing the ofi variables does not (common_ofi_lib.c says why).
+ * OPAL_SUCCESS, or OPAL_ERR_NOT_AVAILABLE with *why (static text; why may
+ * be NULL) saying what dlopen said. Thread-safe. */
+int opal_common_ofi_load(const char **why);
+
+/* The functions libfabric exports, called through the loaded library
+ * (each loads it first; without it they fail with -FI_ENOSYS, NULL, 0 or
+ * a text saying so). The rest of the API is inline in libfabric's
+ * headers, through the fids' operation tables. */
+int opal_common_ofi_fi_getinfo(uint32_t version, const char *node, const char *service,
+                               uint64_t flags, const struct fi_info *hints, struct fi_info **info);
+void opal_common_ofi_fi_freeinfo(struct fi_info *info);
+struct fi_info *opal_common_ofi_fi_dupinfo(const struct fi_info *info);
+int opal_common_ofi_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+                              void *context);
+uint32_t opal_common_ofi_fi_version(void);
+const char *opal_common_ofi_fi_strerror(int errnum);
+
+/* From here on the ofi code's fi_* calls go through the loaded library
+ * (libfabric's own inline fi_allocinfo would not: use fi_dupinfo(NULL)). */
+#define fi_getinfo  opal_common_ofi_fi_getinfo
+#define fi_freeinfo opal_common_ofi_fi_freeinfo
+#define fi_dupinfo  opal_common_ofi_fi_dupinfo
+#define fi_fabric   opal_common_ofi_fi_fabric
+#define fi_version  opal_common_ofi_fi_version
+#define fi_strerror opal_common_ofi_fi_strerror
 
 /* ------------------------------------------------------------- choice */
 

@@ -6,7 +6,6 @@
 #include "opal/opal_config.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -21,16 +20,6 @@
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
-
-void opal_common_ofi_pin_library(void)
-{
-    Dl_info where;
-    if (0 != dladdr((void *) (uintptr_t) fi_getinfo, &where) && NULL != where.dli_fname) {
-        /* Already loaded: this only marks it never to be unloaded. The
-         * handle is kept on purpose (it is what pins the library). */
-        (void) dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    }
-}
 
 uint32_t opal_common_ofi_api_version(void)
 {
@@ -210,7 +199,7 @@ static void size_universe(int output)
 
 static struct fi_info *make_hints(const opal_common_ofi_want_t *want, uint64_t caps)
 {
-    struct fi_info *hints = fi_allocinfo();
+    struct fi_info *hints = fi_dupinfo(NULL);
     if (NULL == hints) {
         return NULL;
     }
@@ -483,6 +472,14 @@ int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struc
     *info = NULL;
     *why = NULL;
 
+    /* The first moment libfabric is needed (common_ofi_lib.c). */
+    const char *load_why = NULL;
+    if (OPAL_SUCCESS != opal_common_ofi_load(&load_why)) {
+        if (asprintf(why, "libfabric could not be loaded: %s", load_why) < 0) {
+            *why = NULL;
+        }
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
     for (int i = 0; i < 4; ++i) {
         values[i] = opal_common_ofi_var_value(names[i]);
     }

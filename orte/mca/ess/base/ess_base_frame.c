@@ -49,7 +49,7 @@ static void report_no_component(void)
                     NULL == failure->cf_reason ? "no reason given" : failure->cf_reason);
     }
     if (0 == opal_list_get_size(&orte_ess_base_framework.framework_failures)) {
-        opal_output(0, "  no ess component was found (is the \"ess\" MCA variable set?)");
+        mca_base_framework_show_not_found(&orte_ess_base_framework);
     }
 }
 

@@ -33,7 +33,7 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_cursor.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_timer.h"

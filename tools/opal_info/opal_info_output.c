@@ -12,7 +12,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 
 /* Narrower than this and wrapping does more harm than good. */
 #define MIN_COLUMNS 20

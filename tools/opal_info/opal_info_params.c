@@ -10,13 +10,15 @@
  */
 #include "opal/opal_config.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 #include "opal/util/opal_error.h"
 
 #define PRETTY(info) (OPAL_INFO_PRETTY == (info)->format)
@@ -129,6 +131,26 @@ static char *show_synonyms(opal_info_t *info, const mca_base_var_t *var, const c
     return list;
 }
 
+/* For pretty output: "unlimited" for a size_t or uint64_t at its type's
+ * largest value (18446744073709551615 says the same, less readably; the
+ * parsable and JSON formats keep the number). Otherwise text itself. */
+static const char *pretty_value(const mca_base_var_t *var, const char *text)
+{
+    uint64_t max;
+    if (MCA_BASE_VAR_TYPE_SIZE_T == var->mbv_type) {
+        max = SIZE_MAX;
+    } else if (MCA_BASE_VAR_TYPE_UINT64_T == var->mbv_type) {
+        max = UINT64_MAX;
+    } else {
+        return text;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    bool whole = '\0' != text[0] && NULL != end && '\0' == *end && 0 == errno;
+    return whole && v == max ? "unlimited" : text;
+}
+
 static void show_param(opal_info_t *info, int index, const mca_base_var_t *var)
 {
     const char *fw = group_framework(var->mbv_project_name, var->mbv_framework_name);
@@ -175,13 +197,14 @@ static void show_param(opal_info_t *info, int index, const mca_base_var_t *var)
         char *default_note = NULL;
         /* The default is worth a word only when something changed it. */
         if (MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source &&
-            asprintf(&default_note, ", default: \"%s\"", dflt) < 0) {
+            asprintf(&default_note, ", default: \"%s\"", pretty_value(var, dflt)) < 0) {
             default_note = NULL;
         }
         opal_info_prettyf(info, label,
                           "parameter \"%s\" (current value: \"%s\", data source: %s%s, level: %s, "
                           "type: %s%s%s%s%s)",
-                          name, value, source, NULL != default_note ? default_note : "",
+                          name, pretty_value(var, value), source,
+                          NULL != default_note ? default_note : "",
                           opal_info_level_name(var->mbv_info_lvl), type,
                           is_read_only(var) ? ", read-only" : "", deprecated ? ", deprecated" : "",
                           internal ? ", internal" : "", NULL != synonyms ? synonyms : "");

@@ -15,7 +15,7 @@
 #include "opal/runtime/opal_init.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_error.h"
 #include "orte/runtime/orte_init.h"
 

@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_framework.h"
-#include "opal/tools/opal_info/opal_info.h"
+#include "opal/mca/btl/base/base.h"
+#include "tools/opal_info/opal_info.h"
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
 
@@ -269,8 +270,16 @@ static void show_framework_selection(opal_info_t *info, mca_base_framework_t *fw
         if (by_priority) {
             opal_info_put_int(info, item->cli_priority, "mca", fw_name, name, "priority", NULL);
         }
+        /* A btl module may say what carries it (btl/ofi: the provider and
+         * domain it chose). */
+        const char *transport = 0 == strcmp(fw_name, "btl") ? mca_btl_base_transport(name) : NULL;
+        if (NULL != transport) {
+            opal_info_put(info, transport, "mca", fw_name, name, "transport", NULL);
+        }
         if (PRETTY(info) && by_priority) {
             opal_info_prettyf(info, label, "selected %s (priority %d)", name, item->cli_priority);
+        } else if (PRETTY(info) && NULL != transport) {
+            opal_info_prettyf(info, label, "selected %s (%s)", name, transport);
         } else if (PRETTY(info)) {
             opal_info_prettyf(info, label, "selected %s", name);
         }

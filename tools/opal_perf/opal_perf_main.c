@@ -2,7 +2,7 @@
  * tests link too). */
 #include "opal/opal_config.h"
 
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 
 int main(int argc, char **argv)
 {

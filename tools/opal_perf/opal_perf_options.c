@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_cmd_line.h"
 #include "opal/util/opal_error.h"
 
@@ -26,10 +26,10 @@ static const opal_cmd_line_option_t options[] = {
     {"max-size", '\0', 1, "<size>", "Largest size of a range (default 4m)"},
     {"iterations", 'i', 1, "<n>",
      "Timed iterations per size (default: latency 10000, 1000 above 8k; bw and bibw 100, 20 "
-     "above 8k; rate 1000)"},
+     "above 8k; rate 1000, 100 above 8k)"},
     {"warmup", 'x', 1, "<n>",
-     "Untimed iterations before them (default: latency 100, 10 above 8k; bw and bibw 10, 2 "
-     "above 8k; rate 100)"},
+     "Untimed iterations before them (default: latency 1000, 100 above 8k; bw and bibw 10, 2 "
+     "above 8k; rate 100, 10 above 8k)"},
     {"window", 'W', 1, "<n>",
      "Messages in flight per iteration for bw, bibw and rate (default 64)"},
     {"validate", 'c', 0, NULL,

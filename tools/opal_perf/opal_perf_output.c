@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "opal/mca/btl/base/base.h"
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 
 /* OSU's layout: the size left in 10 columns, values right in 20. */
 #define SIZE_COLUMN  10
@@ -27,8 +27,12 @@ void perf_output_modules(const perf_t *p, bool rdma, char *buf, size_t len)
     size_t used = 0;
     for (int i = 0; i < count && used < len; ++i) {
         const mca_btl_base_module_t *btl = rdma ? peer->rdma[i].btl : peer->send[i].btl;
-        int n = snprintf(buf + used, len - used, "%s%s", 0 == i ? "" : ",",
-                         btl->btl_component->btl_version.mca_component_name);
+        /* "ofi (tcp;ofi_rxm, lo)": which provider, when the module says. */
+        int n = snprintf(buf + used, len - used, "%s%s%s%s%s", 0 == i ? "" : ",",
+                         btl->btl_component->btl_version.mca_component_name,
+                         NULL != btl->btl_transport ? " (" : "",
+                         NULL != btl->btl_transport ? btl->btl_transport : "",
+                         NULL != btl->btl_transport ? ")" : "");
         used += n > 0 ? (size_t) n : 0;
     }
 }

@@ -37,7 +37,7 @@
 
 #include "opal/mca/btl/base/base.h"
 #include "opal/runtime/opal_proc.h"
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_error.h"
 
 /* Tags from the users' range, one per kind of message, so that a

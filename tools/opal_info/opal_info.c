@@ -14,7 +14,7 @@
 #include "opal/mca/base/mca_base_open.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_init.h"
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 #include "opal/util/opal_cmd_line.h"
 #include "opal/util/opal_error.h"
 
@@ -65,42 +65,16 @@ typedef struct {
     int num_params;
 } sections_t;
 
-/* Levenshtein distance: enough to catch a typo in a name. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    size_t *row = malloc((lb + 1) * sizeof(*row));
-    if (NULL == row) {
-        return (size_t) -1;
-    }
-    for (size_t j = 0; j <= lb; ++j) {
-        row[j] = j;
-    }
-    for (size_t i = 1; i <= la; ++i) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; ++j) {
-            size_t above = row[j];
-            size_t best = diagonal + (a[i - 1] != b[j - 1]);
-            best = above + 1 < best ? above + 1 : best;
-            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    size_t d = row[lb];
-    free(row);
-    return d;
-}
-
 /* The candidate closest to name within one edit per three characters, or
  * NULL. */
 static const char *closest(const char *name, const char *const *candidates, size_t count)
 {
-    size_t limit = strlen(name) / 3 + 1, best = (size_t) -1;
+    /* A swap of two neighbours counts as one edit, as for variables:
+     * "blt" is one from "btl", two from "all". */
+    int limit = (int) (strlen(name) / 3 + 1), best = limit + 1;
     const char *found = NULL;
     for (size_t i = 0; i < count; ++i) {
-        size_t d = edit_distance(name, candidates[i]);
+        int d = mca_base_var_distance(name, candidates[i], limit);
         if (d <= limit && d < best) {
             best = d;
             found = candidates[i];

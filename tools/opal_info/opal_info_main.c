@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "opal/mca/base/mca_base_framework.h"
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 #include "orte/runtime/orte_init.h"
 
 static size_t count_frameworks(mca_base_framework_t *const *list)

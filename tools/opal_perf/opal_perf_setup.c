@@ -14,7 +14,7 @@
 
 #include "opal/mca/btl/base/base.h"
 #include "opal/runtime/opal_proc.h"
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_error.h"
 
 /* The first of the peer's RDMA modules that can serve rendezvous. */

@@ -17,7 +17,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "opal/tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_timer.h"
 

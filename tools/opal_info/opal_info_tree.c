@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opal/tools/opal_info/opal_info.h"
+#include "tools/opal_info/opal_info.h"
 #include "opal/util/opal_error.h"
 
 /* Longest path a section puts (mca:fw:comp:param:name:synonym:name:key). */
