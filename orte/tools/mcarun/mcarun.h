@@ -40,7 +40,8 @@
 /* Modex data one rank may hold in mcarun (staged and committed). */
 #define MCARUN_MODEX_MAX_BYTES (256ull * 1024u * 1024u)
 #define MCARUN_MODEX_MAX_KEYS  (1u << 20)
-/* Connections that have not said HELLO yet (anything beyond is refused). */
+/* Connections that have not said HELLO yet; further ones wait in the
+ * listen backlog until one of these has said it (never refused). */
 #define MCARUN_MAX_PENDING_CONNS 64
 #define MCARUN_MAX_NP            65536
 
@@ -113,6 +114,7 @@ typedef struct mcarun_rank_t {
     size_t modex_keys;
     bool in_fence;
     bool fence_collect;
+    uint64_t collected_upto; /* the commits its last collecting fence covered */
 } mcarun_rank_t;
 
 typedef struct mcarun_job_t {
