@@ -34,6 +34,9 @@
 /* How long a rank whose connection closed without finalize may take to
  * exit before mcarun decides it disconnected rather than died. */
 #define MCARUN_DISCONNECT_GRACE_NS (1ull * 1000000000ull)
+/* The same stopping signal from the same sender within this long counts
+ * once (timeout(1) signals mcarun, then its process group). */
+#define MCARUN_SIGNAL_TOGETHER_NS (1ull * 1000000000ull)
 /* Output is forwarded by whole lines; a line longer than this is cut into
  * pieces of this size, each printed as a line of its own. */
 #define MCARUN_LINE_MAX (64u * 1024u)
@@ -217,6 +220,11 @@ void mcarun_job_fail(int status, const char *format, ...) OPAL_PRINTF_LIKE(2, 3)
  * "mcarun: <message>" and keep the first failure's status while the other
  * ranks go on. */
 void mcarun_job_rank_failed(int status, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
+/* The user interrupted the job (SIGINT, which the caller forwards to the
+ * ranks): unless the job already failed, mcarun says so and exits 128 +
+ * signo whatever the ranks then do (a rank whose libfabric caught SIGINT
+ * exits 1); ranks still running after MCARUN_KILL_GRACE_NS get SIGKILL. */
+void mcarun_job_interrupted(int signo);
 /* SIGTERM to every running rank, SIGKILL after MCARUN_KILL_GRACE_NS. */
 void mcarun_job_stop(void);
 /* A rank was reaped: decide whether it failed the job. */
