@@ -115,6 +115,90 @@ START_TEST(bind_to_core_overloaded_says_so_once)
 END_TEST
 #endif
 
+/* A misspelt name in mcarun's environment: one report for the job, not
+ * one per rank. */
+START_TEST(misspelt_environment_name_is_reported_once_for_the_job)
+{
+    setenv("OPAL_MCA_btl_sm_eager_limt", "1k", 1);
+    mcarun_run_t run;
+    RUN(&run, NULL, "-np", "4", "--oversubscribe", ess_rank_prog);
+    unsetenv("OPAL_MCA_btl_sm_eager_limt");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == mcarun_test_count(run.err, "no such MCA variable"));
+    EXPECT(&run, has(run.err, "OPAL_MCA_btl_sm_eager_limt (environment): no such MCA variable; "
+                              "did you mean btl_sm_eager_limit?"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+/* The same name typed after --mca is named as the user typed it. */
+START_TEST(misspelt_mca_option_is_named_as_typed_once)
+{
+    mcarun_run_t run;
+    RUN(&run, NULL, "-np", "4", "--oversubscribe", "--mca", "ess_bse_verbose", "5", ess_rank_prog);
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == mcarun_test_count(run.err, "no such MCA variable"));
+    EXPECT(&run, has(run.err, "ess_bse_verbose (command line): no such MCA variable; did you "
+                              "mean ess_base_verbose?"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(unknown_names_as_errors_stop_the_job_before_it_starts)
+{
+    mcarun_run_t run;
+    RUN(&run, NULL, "-np", "2", "--mca", "mca_base_unknown_params", "error", "--mca",
+        "ess_bse_verbose", "5", ess_rank_prog);
+    EXPECT(&run, 2 == run.status);
+    EXPECT(&run, has(run.err, "ess_bse_verbose (command line): no such MCA variable"));
+    EXPECT(&run, has(run.err, "the job is not started"));
+    EXPECT(&run, !has(run.out, "allgather ok"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(missing_param_file_is_reported_once_for_the_job)
+{
+    setenv("OPAL_PARAM_FILES", "/nonexistent/opal-mca-test.conf", 1);
+    mcarun_run_t run;
+    RUN(&run, NULL, "-np", "3", "--oversubscribe", ess_rank_prog);
+    unsetenv("OPAL_PARAM_FILES");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == mcarun_test_count(run.err, "MCA parameter file "
+                                                 "/nonexistent/opal-mca-test.conf (named in "
+                                                 "$OPAL_PARAM_FILES) does not exist"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+/* Runs ess_rank_prog alone (a singleton) with name=value in its
+ * environment; returns its stderr and stdout. */
+static char *run_alone(const char *name, const char *value)
+{
+    setenv(name, value, 1);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "%s 2>&1", ess_rank_prog);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    static char out[8192];
+    size_t n = fread(out, 1, sizeof(out) - 1, f);
+    out[n] = '\0';
+    ck_assert_int_eq(0, pclose(f));
+    unsetenv(name);
+    return out;
+}
+
+/* Without mcarun the program checks its names itself, in orte_init. */
+START_TEST(a_program_alone_checks_its_names_in_orte_init)
+{
+    const char *out = run_alone("OPAL_MCA_ess_bse_verbose", "1");
+    ck_assert_msg(1 == mcarun_test_count(out, "OPAL_MCA_ess_bse_verbose (environment): no such "
+                                              "MCA variable; did you mean ess_base_verbose?"),
+                  "%s", out);
+    ck_assert_msg(has(out, "allgather ok: 1 ranks"), "%s", out);
+}
+END_TEST
+
 int main(void)
 {
     /* The ranks find ess/env in the build tree (they inherit this). */
@@ -127,6 +211,11 @@ int main(void)
     OPAL_TEST_ADD(s, sigint_ends_the_job_as_interrupted_whatever_the_ranks_do);
     OPAL_TEST_ADD(s, signals_sent_together_count_once);
     OPAL_TEST_ADD(s, bind_to_socket_means_package);
+    OPAL_TEST_ADD(s, misspelt_environment_name_is_reported_once_for_the_job);
+    OPAL_TEST_ADD(s, misspelt_mca_option_is_named_as_typed_once);
+    OPAL_TEST_ADD(s, unknown_names_as_errors_stop_the_job_before_it_starts);
+    OPAL_TEST_ADD(s, missing_param_file_is_reported_once_for_the_job);
+    OPAL_TEST_ADD(s, a_program_alone_checks_its_names_in_orte_init);
 #if OPAL_HAVE_HWLOC
     OPAL_TEST_ADD(s, bind_to_core_overloaded_says_so_once);
 #endif

@@ -11,6 +11,7 @@
  *   mcarun_modex.c   modex store, fences, gets waiting for commits
  *   mcarun_job.c     failures, stopping, deadlines, exit status
  *   mcarun_bind.c    cores and hwloc binding
+ *   mcarun_mca.c     MCA variable names checked once for the job
  */
 #ifndef ORTE_TOOLS_MCARUN_MCARUN_H
 #define ORTE_TOOLS_MCARUN_MCARUN_H
@@ -244,5 +245,14 @@ int mcarun_bind_num_cores(int *cores);
 int mcarun_bind_plan(void);
 void mcarun_bind_report(const mcarun_rank_t *r);
 void mcarun_bind_fini(void);
+
+/* mcarun_mca.c */
+/* Checks the MCA names the ranks will see (mcarun's environment, the
+ * parameter files, params: the --mca pairs, opal_cmd_line_mca_param_t),
+ * reporting each unknown one once (and each missing parameter file the
+ * user named). *checked is the comma list of the names it checked, maybe
+ * empty, for the ranks' MCA_BASE_VAR_CHECKED_ENV (caller frees). OPAL_ERR_UNKNOWN_NAME when
+ * mca_base_unknown_params=error and a name is unknown. */
+int mcarun_mca_check(const opal_list_t *params, char **checked);
 
 #endif /* ORTE_TOOLS_MCARUN_MCARUN_H */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_cmd_line.h"
@@ -188,6 +189,14 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
             rc = n < (int) sizeof(name) ? set_rank_env(name, (size_t) n, p->value)
                                         : OPAL_ERR_BAD_PARAM;
         }
+    }
+    if (OPAL_SUCCESS == rc) {
+        char *checked = NULL;
+        rc = mcarun_mca_check(&params, &checked);
+        if (OPAL_SUCCESS == rc && NULL != checked) {
+            rc = set_rank_env(MCA_BASE_VAR_CHECKED_ENV, strlen(MCA_BASE_VAR_CHECKED_ENV), checked);
+        }
+        free(checked);
     }
     OPAL_LIST_DESTRUCT(&params);
     if (OPAL_SUCCESS != rc) {
