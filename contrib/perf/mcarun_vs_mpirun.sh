@@ -60,18 +60,35 @@ mpirun_args=(--oversubscribe)
 eval "$(make -s -C "$build" print-test-env)"
 mpirun_args+=(-x OPAL_MCA_mca_base_component_path -x LD_LIBRARY_PATH)
 
-# time_us COMMAND...: runs it, prints its wall time in microseconds.
-time_us() {
-    local t0=$EPOCHREALTIME
-    "$@" >/dev/null 2>&1 || { echo "mcarun_vs_mpirun: failed: $*" >&2; exit 1; }
-    local t1=$EPOCHREALTIME
-    echo $(((${t1/./} - ${t0/./})))
+# run_once COMMAND...: runs it with its output in $out; a run that fails
+# is said on stderr (with the end of its output) and tried again, twice
+# at most: Open MPI 4.1's mpirun now and then fails a large
+# oversubscribed job in its own shutdown. Sets elapsed_us.
+out= elapsed_us=
+run_once() {
+    local try t0 t1
+    for try in 1 2 3; do
+        t0=$EPOCHREALTIME
+        if out=$("$@" 2>&1); then
+            t1=$EPOCHREALTIME
+            elapsed_us=$(((${t1/./} - ${t0/./})))
+            return 0
+        fi
+        echo "mcarun_vs_mpirun: failed (try $try of 3): $*" >&2
+        echo "$out" | grep -v '^ *$' | tail -4 | sed 's/^/    /' >&2
+    done
+    exit 1
 }
 
-# fence_us COMMAND...: runs it, prints rank 0's collect_fence_us.
+# time_us COMMAND...: prints its wall time in microseconds.
+time_us() {
+    run_once "$@"
+    echo "$elapsed_us"
+}
+
+# fence_us COMMAND...: prints rank 0's collect_fence_us.
 fence_us() {
-    local out
-    out=$("$@" 2>&1) || { echo "mcarun_vs_mpirun: failed: $*" >&2; echo "$out" | tail -5 >&2; exit 1; }
+    run_once "$@"
     echo "$out" | awk '/^collect_fence_us / { print $2 }'
 }
 
