@@ -131,11 +131,13 @@ START_TEST(misspelt_environment_name_is_reported_once_for_the_job)
 }
 END_TEST
 
-/* The same name typed after --mca is named as the user typed it. */
+/* A misspelt name typed after --mca is named as the user typed it. */
 START_TEST(misspelt_mca_option_is_named_as_typed_once)
 {
     mcarun_run_t run;
-    RUN(&run, NULL, "-np", "4", "--oversubscribe", "--mca", "ess_bse_verbose", "5", ess_rank_prog);
+    /* Beside names that exist: a selection, a component's variable. */
+    RUN(&run, NULL, "-np", "4", "--oversubscribe", "--mca", "btl", "self,sm", "--mca",
+        "btl_sm_eager_limit", "4k", "--mca", "ess_bse_verbose", "5", ess_rank_prog);
     EXPECT(&run, 0 == run.status);
     EXPECT(&run, 1 == mcarun_test_count(run.err, "no such MCA variable"));
     EXPECT(&run, has(run.err, "ess_bse_verbose (command line): no such MCA variable; did you "
