@@ -34,6 +34,15 @@
 
 static char allgather_prog[PATH_MAX];
 
+/* One case, with a Check timeout above the run limit. */
+#define SCALE_TEST_ADD(suite, fn)                                                                  \
+    do {                                                                                           \
+        TCase *tc_ = tcase_create(#fn);                                                            \
+        tcase_set_timeout(tc_, 360);                                                               \
+        tcase_add_test(tc_, fn);                                                                   \
+        suite_add_tcase((suite), tc_);                                                             \
+    } while (0)
+
 /* Runs np ranks of the allgather program and checks that every one
  * finished and rank 0 checked np - 1 values. */
 static void run_allgather(int np)
@@ -86,12 +95,15 @@ int main(void)
     setenv("OPAL_MCA_mca_base_component_path", ORTE_TEST_PLUGIN_DIRS, 0);
     snprintf(allgather_prog, sizeof(allgather_prog), "%s",
              mcarun_test_build_path("test/orte/orte_allgather_rank"));
+    /* Hundreds of processes on two shared cores take their time; how long
+     * is not what these tests check. */
+    mcarun_test_set_run_limit(300);
     Suite *s = suite_create("mcarun_scale");
 #ifdef MCARUN_SCALE_1024
-    OPAL_TEST_ADD(s, np_1024_oversubscribed_allgather_completes);
+    SCALE_TEST_ADD(s, np_1024_oversubscribed_allgather_completes);
 #else
-    OPAL_TEST_ADD(s, np_128_oversubscribed_allgather_completes);
-    OPAL_TEST_ADD(s, np_256_oversubscribed_allgather_completes);
+    SCALE_TEST_ADD(s, np_128_oversubscribed_allgather_completes);
+    SCALE_TEST_ADD(s, np_256_oversubscribed_allgather_completes);
 #endif
     return opal_test_run(s);
 }
