@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_framework.h"
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
@@ -80,6 +81,17 @@ int orte_init(int *argc, char ***argv)
     if (OPAL_SUCCESS != rc) {
         goto fail_hooks;
     }
+    /* Every program checks the MCA names it was given once its runtime is
+     * up (frameworks check their own names as they register). Every rank
+     * sees the same names, so rank 0 alone reports them, for the job; under
+     * mcarun, which checked them itself, there is nothing left to say. */
+    if (0 == orte_process_info.my_name.vpid) {
+        rc = mca_base_var_check_unknown();
+        if (OPAL_SUCCESS != rc) {
+            opal_output(0, "orte_init: unknown MCA variable names (mca_base_unknown_params=error)");
+            goto fail_proc;
+        }
+    }
     opal_output_verbose(
         MCA_BASE_VERBOSE_INFO, orte_ess_base_framework.framework_output,
         "orte_init: rank %" PRIu32 " of %" PRIu32 " (job %" PRIu32 ") on %s, local rank %" PRIu32
@@ -89,6 +101,8 @@ int orte_init(int *argc, char ***argv)
         orte_process_info.node_id, orte_process_info.ess_name);
     return OPAL_SUCCESS;
 
+fail_proc:
+    opal_proc_finalize();
 fail_hooks:
     (void) opal_rte_uninstall();
 fail_module:

@@ -392,6 +392,38 @@ int orte_launcher_client_commit(void)
     return send_staged(&(orte_wire_msg_t){.type = ORTE_WIRE_COMMIT});
 }
 
+/* Caches the records of a DATA_SET (checked by its decode) but this
+ * rank's own, which its cache already holds at their latest values. */
+static int store_set(const orte_wire_msg_t *set)
+{
+    const uint8_t *p = set->value;
+    size_t left = set->value_len;
+    char why[256];
+    for (uint32_t i = 0; i < set->count; ++i) {
+        orte_wire_msg_t rec;
+        int rc = orte_wire_record_decode(&p, &left, &rec, why, sizeof(why));
+        if (OPAL_SUCCESS != rc) {
+            report("malformed message from mcarun", rc, why);
+            return OPAL_ERR_PROTOCOL;
+        }
+        if (rec.rank == client.info.rank) {
+            continue;
+        }
+        if (rec.rank >= client.info.size) {
+            opal_output(0,
+                        "orte_launcher_client: mcarun sent a pair of rank %" PRIu32
+                        " in a job of %" PRIu32 " ranks",
+                        rec.rank, client.info.size);
+            return OPAL_ERR_PROTOCOL;
+        }
+        rc = cache_store(rec.rank, rec.key, rec.key_len, rec.scope, rec.value, rec.value_len);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
 int orte_launcher_client_fence(int collect)
 {
     if (client.fd < 0) {
@@ -411,6 +443,11 @@ int orte_launcher_client_fence(int collect)
                 rc = cache_store(msg.rank, msg.key, msg.key_len, msg.scope, msg.value,
                                  msg.value_len);
             }
+            free(payload);
+            continue;
+        }
+        if (ORTE_WIRE_DATA_SET == msg.type) {
+            rc = store_set(&msg);
             free(payload);
             continue;
         }

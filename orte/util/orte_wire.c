@@ -19,6 +19,7 @@ typedef struct type_info_t {
     bool from_rank;
     uint32_t fixed;
     bool has_key, has_text, has_value;
+    uint32_t max_value; /* 0: ORTE_WIRE_MAX_VALUE */
 } type_info_t;
 
 static const type_info_t *type_info(uint32_t type)
@@ -37,6 +38,7 @@ static const type_info_t *type_info(uint32_t type)
         [ORTE_WIRE_FINALIZE] = {"FINALIZE", true, 0, false, false, false},
         [ORTE_WIRE_FINALIZE_ACK] = {"FINALIZE_ACK", false, 0, false, false, false},
         [ORTE_WIRE_ERROR] = {"ERROR", false, 4, false, true, false},
+        [ORTE_WIRE_DATA_SET] = {"DATA_SET", false, 4, false, false, true, ORTE_WIRE_MAX_SET},
     };
     if (type >= sizeof(table) / sizeof(table[0]) || NULL == table[type].name) {
         return NULL;
@@ -49,11 +51,15 @@ static uint32_t min_length(const type_info_t *t)
     return t->fixed + (t->has_key ? 2u : 0u) + (t->has_text ? 2u : 0u) + (t->has_value ? 4u : 0u);
 }
 
+static uint32_t max_value(const type_info_t *t)
+{
+    return 0 != t->max_value ? t->max_value : ORTE_WIRE_MAX_VALUE;
+}
+
 static uint32_t max_length(const type_info_t *t)
 {
     return t->fixed + (t->has_key ? 1u + ORTE_WIRE_MAX_KEY : 0u) +
-           (t->has_text ? 2u + ORTE_WIRE_MAX_TEXT : 0u) +
-           (t->has_value ? 4u + ORTE_WIRE_MAX_VALUE : 0u);
+           (t->has_text ? 2u + ORTE_WIRE_MAX_TEXT : 0u) + (t->has_value ? 4u + max_value(t) : 0u);
 }
 
 const char *orte_wire_type_name(uint32_t type)
@@ -160,6 +166,7 @@ typedef struct reader_t {
     const char *type;
     char *why;
     size_t why_size;
+    uint32_t max_value;
 } reader_t;
 
 static bool need(reader_t *r, size_t n, const char *field)
@@ -260,10 +267,10 @@ static bool read_value(reader_t *r, orte_wire_msg_t *msg)
     if (!read_u32(r, &len, "value length")) {
         return false;
     }
-    if (len > ORTE_WIRE_MAX_VALUE) {
+    if (len > r->max_value) {
         refuse(OPAL_ERR_PROTOCOL, r->why, r->why_size,
-               "%s message with a value of %" PRIu32 " bytes (at most %u)", r->type, len,
-               ORTE_WIRE_MAX_VALUE);
+               "%s message with a value of %" PRIu32 " bytes (at most %" PRIu32 ")", r->type, len,
+               r->max_value);
         return false;
     }
     if (!need(r, len, "value")) {
@@ -286,6 +293,52 @@ static bool check_scope(reader_t *r, uint8_t scope)
     return true;
 }
 
+/* One DATA record: the payload of a DATA message, alone or in a set. */
+static bool read_record(reader_t *r, orte_wire_msg_t *msg)
+{
+    return read_u32(r, &msg->rank, "rank") && read_u8(r, &msg->scope, "scope") &&
+           check_scope(r, msg->scope) && read_key(r, msg) && read_value(r, msg);
+}
+
+/* Checks that a DATA_SET's value is exactly count well-formed records. */
+static bool check_records(reader_t *r, const orte_wire_msg_t *set)
+{
+    reader_t rec = {set->value, set->value_len, "DATA_SET record",
+                    r->why,     r->why_size,    ORTE_WIRE_MAX_VALUE};
+    for (uint32_t i = 0; i < set->count; ++i) {
+        orte_wire_msg_t one;
+        if (!read_record(&rec, &one)) {
+            return false;
+        }
+    }
+    if (0 != rec.left) {
+        refuse(OPAL_ERR_PROTOCOL, r->why, r->why_size,
+               "DATA_SET message has %zu bytes after its %" PRIu32 " records", rec.left,
+               set->count);
+        return false;
+    }
+    return true;
+}
+
+size_t orte_wire_record_size(size_t key_len, size_t value_len)
+{
+    return 4u + 1u + 1u + key_len + 4u + value_len;
+}
+
+int orte_wire_record_decode(const uint8_t **p, size_t *left, orte_wire_msg_t *msg, char *why,
+                            size_t why_size)
+{
+    reader_t r = {*p, *left, "DATA_SET record", why, why_size, ORTE_WIRE_MAX_VALUE};
+    memset(msg, 0, sizeof(*msg));
+    msg->type = ORTE_WIRE_DATA;
+    if (!read_record(&r, msg)) {
+        return OPAL_ERR_PROTOCOL;
+    }
+    *p = r.p;
+    *left = r.left;
+    return OPAL_SUCCESS;
+}
+
 int orte_wire_payload_decode(const orte_wire_header_t *hdr, const uint8_t *payload,
                              orte_wire_msg_t *msg, char *why, size_t why_size)
 {
@@ -294,7 +347,7 @@ int orte_wire_payload_decode(const orte_wire_header_t *hdr, const uint8_t *paylo
         return refuse(OPAL_ERR_PROTOCOL, why, why_size, "unknown message type %u",
                       (unsigned) hdr->type);
     }
-    reader_t r = {payload, hdr->length, t->name, why, why_size};
+    reader_t r = {payload, hdr->length, t->name, why, why_size, max_value(t)};
     memset(msg, 0, sizeof(*msg));
     msg->type = hdr->type;
     uint32_t u32 = 0;
@@ -336,8 +389,11 @@ int orte_wire_payload_decode(const orte_wire_header_t *hdr, const uint8_t *paylo
             msg->status = (int32_t) u32;
             break;
         case ORTE_WIRE_DATA:
-            ok = read_u32(&r, &msg->rank, "rank") && read_u8(&r, &msg->scope, "scope") &&
-                 check_scope(&r, msg->scope) && read_key(&r, msg) && read_value(&r, msg);
+            ok = read_record(&r, msg);
+            break;
+        case ORTE_WIRE_DATA_SET:
+            ok = read_u32(&r, &msg->count, "record count") && read_value(&r, msg) &&
+                 check_records(&r, msg);
             break;
         case ORTE_WIRE_GET:
             ok = read_u32(&r, &msg->rank, "peer") && read_u64(&r, &u64, "timeout") &&
@@ -436,7 +492,7 @@ int orte_wire_encode(const orte_wire_msg_t *msg, uint8_t *head, size_t head_size
     if (NULL == t ||
         (t->has_key && !valid_chars(msg->key, msg->key_len, ORTE_WIRE_MAX_KEY, false)) ||
         (t->has_text && !valid_chars(msg->text, msg->text_len, ORTE_WIRE_MAX_TEXT, true)) ||
-        (t->has_value && msg->value_len > ORTE_WIRE_MAX_VALUE) ||
+        (t->has_value && msg->value_len > max_value(t)) ||
         (t->has_value && 0 < msg->value_len && NULL == msg->value) ||
         ((ORTE_WIRE_PUT == msg->type || ORTE_WIRE_DATA == msg->type) &&
          (msg->scope < 1 || msg->scope > 3)) ||
@@ -477,6 +533,9 @@ int orte_wire_encode(const orte_wire_msg_t *msg, uint8_t *head, size_t head_size
             write_u32(&w, msg->rank);
             write_u64(&w, (uint64_t) msg->timeout_ns);
             break;
+        case ORTE_WIRE_DATA_SET:
+            write_u32(&w, msg->count);
+            break;
         case ORTE_WIRE_GET_REPLY:
         case ORTE_WIRE_ABORT:
         case ORTE_WIRE_ERROR:
@@ -508,5 +567,26 @@ int orte_wire_encode(const orte_wire_msg_t *msg, uint8_t *head, size_t head_size
     put_u16(hdr + 6, (uint16_t) msg->type);
     put_u32(hdr + 8, (uint32_t) (fields + (t->has_value ? msg->value_len : 0)));
     *head_len = (size_t) (w.p - head);
+    return OPAL_SUCCESS;
+}
+
+int orte_wire_record_encode(const orte_wire_msg_t *data, uint8_t *buf, size_t size, size_t *len)
+{
+    if (!valid_chars(data->key, data->key_len, ORTE_WIRE_MAX_KEY, false) ||
+        data->value_len > ORTE_WIRE_MAX_VALUE || (0 < data->value_len && NULL == data->value) ||
+        data->scope < 1 || data->scope > 3) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    writer_t w = {buf, size, true};
+    write_u32(&w, data->rank);
+    write_u8(&w, data->scope);
+    write_u8(&w, (uint8_t) data->key_len);
+    write_bytes(&w, data->key, data->key_len);
+    write_u32(&w, (uint32_t) data->value_len);
+    write_bytes(&w, data->value, data->value_len);
+    if (!w.ok) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    *len = (size_t) (w.p - buf);
     return OPAL_SUCCESS;
 }

@@ -22,6 +22,9 @@
  *     WELCOME    jobid, rank, size, local_rank, local_size, node_id (u32
  *                each), text (the session directory)
  *     DATA       rank u32, scope u8, key, value   (a collected pair)
+ *     DATA_SET   count u32, value: count records, each a DATA payload
+ *                (rank u32, scope u8, key, value); the pairs a collecting
+ *                fence brings, encoded once and sent to every rank whole
  *     FENCE_DONE status i32, failed rank u32, text (why, when status < 0)
  *     GET_REPLY  status i32, value (empty unless status is OPAL_SUCCESS)
  *     FINALIZE_ACK -
@@ -44,13 +47,16 @@
 #include <stdint.h>
 
 #define ORTE_WIRE_MAGIC       0x4f4d4341u /* "OMCA" */
-#define ORTE_WIRE_VERSION     1u
+#define ORTE_WIRE_VERSION     2u
 #define ORTE_WIRE_HEADER_SIZE 12u
 #define ORTE_WIRE_MAX_KEY     255u
 #define ORTE_WIRE_MAX_TEXT    4095u
 /* The largest value one message carries (the client's
  * ORTE_LAUNCHER_MAX_VALUE). */
 #define ORTE_WIRE_MAX_VALUE (16u * 1024u * 1024u)
+/* The largest DATA_SET value: records up to this size go in one message
+ * (one record always fits: its value is at most ORTE_WIRE_MAX_VALUE). */
+#define ORTE_WIRE_MAX_SET (ORTE_WIRE_MAX_VALUE + 4u + 1u + 1u + ORTE_WIRE_MAX_KEY + 4u)
 /* Room for the header and every field but the value: the buffer
  * orte_wire_encode() needs. */
 #define ORTE_WIRE_MAX_HEAD (ORTE_WIRE_HEADER_SIZE + 32u + ORTE_WIRE_MAX_KEY + ORTE_WIRE_MAX_TEXT)
@@ -72,7 +78,8 @@
     X(ORTE_WIRE_ABORT, 10, true)                                                                   \
     X(ORTE_WIRE_FINALIZE, 11, true)                                                                \
     X(ORTE_WIRE_FINALIZE_ACK, 12, false)                                                           \
-    X(ORTE_WIRE_ERROR, 13, false)
+    X(ORTE_WIRE_ERROR, 13, false)                                                                  \
+    X(ORTE_WIRE_DATA_SET, 14, false)
 
 typedef enum {
 #define ORTE_WIRE_TYPE_ENUM(name, value, from_rank) name = (value),
@@ -103,9 +110,10 @@ typedef struct orte_wire_msg_t {
     uint8_t scope;       /* PUT, DATA: 1..3 (orte_modex_scope_t) */
     uint8_t collect;     /* FENCE: 0 or 1 */
     int64_t timeout_ns;  /* GET */
+    uint32_t count;      /* DATA_SET: records in value */
     const char *key;     /* PUT, DATA, GET */
     size_t key_len;
-    const void *value; /* PUT, DATA, GET_REPLY */
+    const void *value; /* PUT, DATA, GET_REPLY, DATA_SET (the records) */
     size_t value_len;
     const char *text; /* WELCOME, FENCE_DONE, ABORT, ERROR */
     size_t text_len;
@@ -132,5 +140,24 @@ OPAL_DECLSPEC int orte_wire_payload_decode(const orte_wire_header_t *hdr, const 
  * field the decoder would refuse (bad scope, key or text length, NUL). */
 OPAL_DECLSPEC int orte_wire_encode(const orte_wire_msg_t *msg, uint8_t *head, size_t head_size,
                                    size_t *head_len);
+
+/* Bytes one DATA_SET record of a key_len-byte key and a value_len-byte
+ * value takes. */
+OPAL_DECLSPEC size_t orte_wire_record_size(size_t key_len, size_t value_len);
+
+/* Appends the record of a DATA message (its rank, scope, key and value)
+ * at buf, which has size bytes; sets *len to the bytes written.
+ * OPAL_ERR_BAD_PARAM for a field the decoder would refuse or too little
+ * room. */
+OPAL_DECLSPEC int orte_wire_record_encode(const orte_wire_msg_t *data, uint8_t *buf, size_t size,
+                                          size_t *len);
+
+/* Decodes the record at *p (*left bytes remain) into msg as a DATA
+ * message pointing into the buffer, and moves *p and *left past it.
+ * OPAL_ERR_PROTOCOL with why filled for a record that is cut short or
+ * out of range. A decoded DATA_SET has already had each of its records
+ * checked this way. */
+OPAL_DECLSPEC int orte_wire_record_decode(const uint8_t **p, size_t *left, orte_wire_msg_t *msg,
+                                          char *why, size_t why_size);
 
 #endif /* ORTE_UTIL_ORTE_WIRE_H */

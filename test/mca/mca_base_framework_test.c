@@ -286,8 +286,9 @@ START_TEST(variables_of_components_not_registered_are_not_unknown_names)
     mt_set("mcatest_other_priority", "5");
     mt_set("mcatest_undefsym_knob", "1");
     mt_set("mcatest_good_priorty", "7");
-    ck_assert_int_eq(mca_base_framework_open(fw, MCA_BASE_OPEN_DEFAULT), OPAL_SUCCESS);
+    /* The framework checks its own names as it registers. */
     mt_capture_start();
+    ck_assert_int_eq(mca_base_framework_open(fw, MCA_BASE_OPEN_DEFAULT), OPAL_SUCCESS);
     int rc = mca_base_var_check_unknown();
     char *out = mt_capture_end();
     ck_assert_int_eq(rc, OPAL_SUCCESS);

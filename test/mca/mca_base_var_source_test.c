@@ -206,7 +206,9 @@ START_TEST(default_file_list_is_opal_param_files_home_then_sysconfdir)
                           OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_LOCAL, &y);
     ck_assert_int_eq(x, 2);
     ck_assert_int_eq(y, 4);
-    ck_assert_int_eq(mvt_message_count(), 0);
+    /* The missing file was named by the user; the default ones exist. */
+    ck_assert_int_eq(mvt_message_count(), 1);
+    MVT_ASSERT_MESSAGE("missing.conf (named in $OPAL_PARAM_FILES) does not exist");
     free(prefix);
     free(home);
     free(list);
@@ -234,13 +236,43 @@ START_TEST(param_file_syntax_errors_name_file_and_line)
 }
 END_TEST
 
-START_TEST(missing_param_file_is_silent)
+START_TEST(missing_named_param_file_is_reported)
 {
-    char *path = NULL;
+    char *path = NULL, *want = NULL;
     ck_assert_int_ge(asprintf(&path, "%s/none.conf", mvt_tmpdir()), 0);
     mvt_param_files(path);
     ck_assert_int_eq(mca_base_var_init(), OPAL_SUCCESS);
+    ck_assert_int_eq(mvt_warning_count(), 1);
+    ck_assert_int_ge(asprintf(&want,
+                              "MCA parameter file %s (named in OPAL_MCA_mca_base_param_files) "
+                              "does not exist",
+                              path),
+                     0);
+    MVT_ASSERT_MESSAGE(want);
+    free(want);
+    free(path);
+}
+END_TEST
+
+START_TEST(missing_default_param_files_are_silent)
+{
+    /* $HOME (the test's directory) has no .opal/mca-params.conf, and the
+     * list is the default one. */
+    unsetenv("OPAL_MCA_mca_base_param_files");
+    unsetenv("OPAL_PARAM_FILES");
+    ck_assert_int_eq(mca_base_var_init(), OPAL_SUCCESS);
     ck_assert_int_eq(mvt_message_count(), 0);
+}
+END_TEST
+
+START_TEST(missing_named_override_file_is_reported)
+{
+    char *path = NULL;
+    ck_assert_int_ge(asprintf(&path, "%s/no-override.conf", mvt_tmpdir()), 0);
+    mvt_override_file(path);
+    ck_assert_int_eq(mca_base_var_init(), OPAL_SUCCESS);
+    ck_assert_int_eq(mvt_warning_count(), 1);
+    MVT_ASSERT_MESSAGE(path, "(named in OPAL_MCA_mca_base_override_param_file) does not exist");
     free(path);
 }
 END_TEST
@@ -419,7 +451,9 @@ int main(void)
     MVT_ADD(s, later_line_of_one_file_wins);
     MVT_ADD(s, default_file_list_is_opal_param_files_home_then_sysconfdir);
     MVT_ADD(s, param_file_syntax_errors_name_file_and_line);
-    MVT_ADD(s, missing_param_file_is_silent);
+    MVT_ADD(s, missing_named_param_file_is_reported);
+    MVT_ADD(s, missing_default_param_files_are_silent);
+    MVT_ADD(s, missing_named_override_file_is_reported);
     MVT_ADD(s, unreadable_param_file_is_reported);
     MVT_ADD(s, override_makes_variable_read_only);
     MVT_ADD(s, override_warns_about_settings_it_beats);

@@ -586,7 +586,7 @@ START_TEST(binding_is_applied_and_reported)
     EXPECT(&run, 0 == run.status && has(run.err, ") is not bound\n"));
     mcarun_test_run_free(&run);
 
-    RUN(&run, NULL, "-np", "1", "--bind-to", "socket", "true");
+    RUN(&run, NULL, "-np", "1", "--bind-to", "numa", "true");
     EXPECT(&run, 2 == run.status && has(run.err, "expected none, core or package"));
     mcarun_test_run_free(&run);
 }

@@ -39,6 +39,13 @@ const char *mcarun_test_build_path(const char *rel)
     return path;
 }
 
+static int run_limit_s = MCARUN_TEST_RUN_LIMIT_S;
+
+void mcarun_test_set_run_limit(int seconds)
+{
+    run_limit_s = seconds;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -168,7 +175,7 @@ static bool pump(mcarun_run_t *run, int timeout_ms)
 
 bool mcarun_test_wait_for(mcarun_run_t *run, const char *needle, int count)
 {
-    double end = now_s() + MCARUN_TEST_RUN_LIMIT_S;
+    double end = now_s() + run_limit_s;
     while (NULL == run->out || mcarun_test_count(run->out, needle) < count) {
         if (now_s() > end || !pump(run, 100)) {
             return false;
@@ -179,13 +186,12 @@ bool mcarun_test_wait_for(mcarun_run_t *run, const char *needle, int count)
 
 void mcarun_test_finish(mcarun_run_t *run)
 {
-    double end = now_s() + MCARUN_TEST_RUN_LIMIT_S;
+    double end = now_s() + run_limit_s;
     bool stopped = false;
     while (pump(run, 100)) {
         if (!stopped && now_s() > end) {
             /* mcarun forwards SIGTERM; the group catches whatever it left. */
-            fprintf(stderr, "mcarun_test: mcarun ran over %d s: stopping it\n",
-                    MCARUN_TEST_RUN_LIMIT_S);
+            fprintf(stderr, "mcarun_test: mcarun ran over %d s: stopping it\n", run_limit_s);
             kill(run->pid, SIGTERM);
             sleep(5);
             kill(-run->pid, SIGKILL);
@@ -202,7 +208,7 @@ void mcarun_test_finish(mcarun_run_t *run)
     if (NULL == run->err) {
         append(&run->err, &run->err_len, "", 0);
     }
-    ck_assert_msg(!stopped, "mcarun did not finish within %d s", MCARUN_TEST_RUN_LIMIT_S);
+    ck_assert_msg(!stopped, "mcarun did not finish within %d s", run_limit_s);
 }
 
 void mcarun_test_mcarun(mcarun_run_t *run, const char *stdin_data, const char *const *args)

@@ -14,6 +14,10 @@
 /* A run that takes longer than this is stopped and fails its test. */
 #define MCARUN_TEST_RUN_LIMIT_S 60
 
+/* Changes that limit for the runs that follow (jobs of hundreds of ranks
+ * on a small, shared machine need more). */
+void mcarun_test_set_run_limit(int seconds);
+
 typedef struct mcarun_run_t {
     pid_t pid;
     int out_fd, err_fd; /* while running */

@@ -13,6 +13,9 @@
  *   sleep SEC              sleeps
  *   trap IGNORE            "rank R pid P ready", then waits for SIGTERM: prints "caught
  *                          SIGTERM" and exits 0 (IGNORE=1: keeps waiting)
+ *   trapint IGNORE         "rank R pid P ready", then on SIGINT prints "caught SIGINT" and
+ *                          exits 1, as libfabric's handler makes a rank do (IGNORE=1:
+ *                          prints "ignored SIGINT" for each and keeps waiting)
  *   stdin                  copies stdin to stdout as "rank R: <line>"
  *   connect-exit           connects to mcarun, exits 0 without finalize
  *   disconnect RANK        RANK connects and drops the connection, then
@@ -142,6 +145,36 @@ static int mode_trap(unsigned long rank, int ignore)
     return 0;
 }
 
+static volatile sig_atomic_t interrupts;
+static void on_int(int sig)
+{
+    (void) sig;
+    ++interrupts;
+}
+
+static int mode_trapint(unsigned long rank, int ignore)
+{
+    struct sigaction sa = {.sa_handler = on_int};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    char line[64];
+    snprintf(line, sizeof(line), "rank %lu pid %ld ready\n", rank, (long) getpid());
+    write_str(line);
+    for (int i = 0; i < 600; ++i) {
+        while (0 < interrupts) {
+            --interrupts;
+            snprintf(line, sizeof(line), "rank %lu %s SIGINT\n", rank,
+                     ignore ? "ignored" : "caught");
+            write_str(line);
+            if (!ignore) {
+                return 1;
+            }
+        }
+        usleep(100000);
+    }
+    return 4;
+}
+
 static int mode_session(unsigned long rank, int crash_too)
 {
     orte_launcher_job_info_t info = connect_or_die();
@@ -234,6 +267,8 @@ int main(int argc, char **argv)
         sleep((unsigned) arg);
     } else if (0 == strcmp(mode, "trap")) {
         rc = mode_trap(rank, (int) arg);
+    } else if (0 == strcmp(mode, "trapint")) {
+        rc = mode_trapint(rank, (int) arg);
     } else if (0 == strcmp(mode, "stdin")) {
         char line[4096];
         while (NULL != fgets(line, sizeof(line), stdin)) {

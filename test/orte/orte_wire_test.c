@@ -4,6 +4,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,16 +149,19 @@ END_TEST
 START_TEST(other_version_is_a_version_mismatch)
 {
     size_t len = hello();
-    buf[4] = 2;
+    buf[4] = ORTE_WIRE_VERSION + 1;
     orte_wire_msg_t d;
+    char want[64];
+    snprintf(want, sizeof(want), "version %u, this side speaks version %u", ORTE_WIRE_VERSION + 1,
+             ORTE_WIRE_VERSION);
     ck_assert_int_eq(OPAL_ERR_VERSION_MISMATCH, decode(buf, len, true, &d, why));
-    ck_assert_ptr_nonnull(strstr(why, "version 2, this side speaks version 1"));
+    ck_assert_ptr_nonnull(strstr(why, want));
 }
 END_TEST
 
 START_TEST(unknown_type_is_refused)
 {
-    static const uint16_t types[] = {0, 14, 99, 65535};
+    static const uint16_t types[] = {0, 15, 99, 65535};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); ++i) {
         size_t len = hello();
         buf[6] = (uint8_t) types[i];
@@ -327,6 +331,88 @@ START_TEST(encode_refuses_what_decode_would)
 }
 END_TEST
 
+/* A DATA_SET of three records: encodes its records into set_records and
+ * the whole message into buf; returns the message's length. */
+static uint8_t set_records[1024];
+static size_t data_set(uint32_t count_on_wire)
+{
+    const orte_wire_msg_t recs[] = {
+        {.rank = 0, .scope = 3, .key = "a", .key_len = 1, .value = "xyz", .value_len = 3},
+        {.rank = 7, .scope = 1, .key = "key.two", .key_len = 7},
+        {.rank = 2, .scope = 3, .key = "k3", .key_len = 2, .value = "v", .value_len = 1},
+    };
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); ++i) {
+        size_t len;
+        ck_assert_int_eq(OPAL_SUCCESS, orte_wire_record_encode(&recs[i], set_records + used,
+                                                               sizeof(set_records) - used, &len));
+        ck_assert_uint_eq(len, orte_wire_record_size(recs[i].key_len, recs[i].value_len));
+        used += len;
+    }
+    orte_wire_msg_t set = {.type = ORTE_WIRE_DATA_SET,
+                           .count = count_on_wire,
+                           .value = set_records,
+                           .value_len = used};
+    return encode_all(&set, buf);
+}
+
+START_TEST(data_set_records_round_trip)
+{
+    size_t len = data_set(3);
+    orte_wire_msg_t d;
+    ck_assert_int_eq(OPAL_SUCCESS, decode(buf, len, false, &d, why));
+    ck_assert_int_eq(ORTE_WIRE_DATA_SET, d.type);
+    ck_assert_uint_eq(3, d.count);
+    const uint8_t *p = d.value;
+    size_t left = d.value_len;
+    orte_wire_msg_t r;
+    ck_assert_int_eq(OPAL_SUCCESS, orte_wire_record_decode(&p, &left, &r, why, 256));
+    ck_assert(0 == r.rank && 3 == r.scope && 1 == r.key_len && 3 == r.value_len);
+    ck_assert(0 == memcmp(r.value, "xyz", 3));
+    ck_assert_int_eq(OPAL_SUCCESS, orte_wire_record_decode(&p, &left, &r, why, 256));
+    ck_assert(7 == r.rank && 1 == r.scope && 0 == memcmp(r.key, "key.two", 7) && 0 == r.value_len);
+    ck_assert_int_eq(OPAL_SUCCESS, orte_wire_record_decode(&p, &left, &r, why, 256));
+    ck_assert(2 == r.rank && 0 == memcmp(r.value, "v", 1));
+    ck_assert_uint_eq(0, left);
+    /* Past the last record there is nothing to read. */
+    ck_assert_int_eq(OPAL_ERR_PROTOCOL, orte_wire_record_decode(&p, &left, &r, why, 256));
+    ck_assert_ptr_nonnull(strstr(why, "ends inside its rank"));
+}
+END_TEST
+
+START_TEST(data_set_with_a_wrong_count_is_refused)
+{
+    orte_wire_msg_t d;
+    size_t len = data_set(4);
+    ck_assert_int_eq(OPAL_ERR_PROTOCOL, decode(buf, len, false, &d, why));
+    ck_assert_ptr_nonnull(strstr(why, "DATA_SET record message ends inside"));
+    len = data_set(2);
+    ck_assert_int_eq(OPAL_ERR_PROTOCOL, decode(buf, len, false, &d, why));
+    ck_assert_ptr_nonnull(strstr(why, "bytes after its 2 records"));
+}
+END_TEST
+
+START_TEST(data_set_with_a_bad_record_is_refused)
+{
+    orte_wire_msg_t d;
+    /* The first record's scope (after the 4-byte count, the 4-byte value
+     * length and the record's 4-byte rank). */
+    size_t len = data_set(3);
+    buf[ORTE_WIRE_HEADER_SIZE + 12] = 9;
+    ck_assert_int_eq(OPAL_ERR_PROTOCOL, decode(buf, len, false, &d, why));
+    ck_assert_ptr_nonnull(strstr(why, "scope 9"));
+    /* The first record's value length, past the records' end. */
+    len = data_set(3);
+    put_u32(buf + ORTE_WIRE_HEADER_SIZE + 15, 1000);
+    ck_assert_int_eq(OPAL_ERR_PROTOCOL, decode(buf, len, false, &d, why));
+    ck_assert_ptr_nonnull(strstr(why, "ends inside its value"));
+    /* Only mcarun sends sets. */
+    len = data_set(3);
+    ck_assert_int_eq(OPAL_ERR_PROTOCOL, decode(buf, len, true, &d, why));
+    ck_assert_ptr_nonnull(strstr(why, "only sent by mcarun"));
+}
+END_TEST
+
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_random(void)
 {
@@ -422,6 +508,9 @@ int main(void)
     OPAL_TEST_ADD(s, empty_keys_and_nul_bytes_are_refused);
     OPAL_TEST_ADD(s, out_of_range_fields_are_refused);
     OPAL_TEST_ADD(s, encode_refuses_what_decode_would);
+    OPAL_TEST_ADD(s, data_set_records_round_trip);
+    OPAL_TEST_ADD(s, data_set_with_a_wrong_count_is_refused);
+    OPAL_TEST_ADD(s, data_set_with_a_bad_record_is_refused);
     OPAL_TEST_ADD(s, mutated_messages_decode_safely_and_canonically);
     return opal_test_run(s);
 }

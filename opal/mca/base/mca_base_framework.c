@@ -223,6 +223,12 @@ int mca_base_framework_register(mca_base_framework_t *framework, mca_base_regist
     if (OPAL_SUCCESS == rc) {
         rc = mca_base_framework_components_register(framework, flags);
     }
+    /* Every variable of the framework and of its components that loaded
+     * exists now: a name under its prefix that matches none is a typo
+     * (an error with mca_base_unknown_params=error). */
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_base_var_check_unknown_under(framework->framework_name);
+    }
     if (OPAL_SUCCESS != rc) {
         unregister(framework);
         return rc;

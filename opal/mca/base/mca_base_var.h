@@ -362,6 +362,27 @@ OPAL_DECLSPEC int mca_base_var_source_string(int var_index, char **text);
  * called. Call after the frameworks have registered. */
 OPAL_DECLSPEC int mca_base_var_check_unknown(void);
 
+/* The same for the names under prefix only (the prefix itself or
+ * "<prefix>_..."): mca_base_framework_register() checks its framework's
+ * names with it once the framework and its components have registered. */
+OPAL_DECLSPEC int mca_base_var_check_unknown_under(const char *prefix);
+
+/* Every name set in the environment, a parameter file, the override file
+ * or on the command line that matches no variable registered so far (and
+ * that no launcher checked), as a NULL-terminated argv the caller frees
+ * with opal_argv_free (NULL when there is none). Lets a launcher decide
+ * whether there is anything to check before it registers every
+ * framework. */
+OPAL_DECLSPEC int mca_base_var_unknown_names(char ***names);
+
+/* The environment variable through which a launcher that has checked the
+ * job's MCA names itself (mcarun) tells its processes which names it
+ * checked: a comma list, maybe empty. The processes never report those
+ * again, so a misspelt name is reported once per job, not once per
+ * process; nor, when it is set, a missing parameter file, which the
+ * launcher reported. */
+#define MCA_BASE_VAR_CHECKED_ENV "OPAL_PARAM_CHECKED"
+
 /*
  * Which unknown names mca_base_var_check_unknown() reports. A name that
  * matches no registered variable or synonym (ever registered in this

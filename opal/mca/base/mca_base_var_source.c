@@ -47,6 +47,9 @@ static char *param_files = NULL;
 static char *override_file = NULL;
 enum { UNKNOWN_IGNORE, UNKNOWN_WARN, UNKNOWN_ERROR };
 static int unknown_params = UNKNOWN_WARN;
+/* Names a launcher has already checked for the whole job
+ * (MCA_BASE_VAR_CHECKED_ENV): never reported again by this process. */
+static char **checked_by_launcher = NULL;
 
 mca_base_var_pending_t *mca_base_var_pending_add(mca_base_var_source_t source, const char *name,
                                                  const char *value, const char *file, int line,
@@ -171,16 +174,47 @@ static void file_error(const opal_keyval_error_t *error, void *ctx)
     mca_base_var_report(MCA_BASE_VAR_MSG_ERROR, "param-file-syntax", error->message);
 }
 
-static int read_file(const char *path, mca_base_var_source_t source, int rank)
+/* Reads one file. named_by says who named it ("$OPAL_PARAM_FILES", a
+ * variable), or is NULL for a default file, which may well not exist. */
+static int read_file(const char *path, mca_base_var_source_t source, int rank, const char *named_by)
 {
     file_ctx_t fc = {.source = source, .rank = rank, .unreadable = NULL};
     int rc = opal_keyval_parse(path, file_pair, file_error, &fc);
     if (NULL != fc.unreadable && OPAL_ERR_NOT_FOUND != rc) {
         mca_base_var_report(MCA_BASE_VAR_MSG_ERROR, "param-file-unreadable", fc.unreadable);
     }
+    if (OPAL_ERR_NOT_FOUND == rc && NULL != named_by) {
+        mca_base_var_report(MCA_BASE_VAR_MSG_WARNING, "param-file-missing", path, named_by);
+    }
     free(fc.unreadable);
     /* Syntax errors and unreadable files are reported, not fatal. */
     return OPAL_ERR_OUT_OF_RESOURCE == rc ? rc : OPAL_SUCCESS;
+}
+
+/* Who named file, one of param_files: $OPAL_PARAM_FILES, the variable
+ * (set by the user to something else), or nobody (a default file). */
+static const char *param_file_named_by(const char *file)
+{
+    char **env =
+        opal_argv_split(NULL != getenv("OPAL_PARAM_FILES") ? getenv("OPAL_PARAM_FILES") : "", ':');
+    bool in_env = false;
+    for (int i = 0; NULL != env && NULL != env[i] && !in_env; ++i) {
+        in_env = 0 == strcmp(env[i], file);
+    }
+    opal_argv_free(env);
+    if (in_env) {
+        return "$OPAL_PARAM_FILES";
+    }
+    const char *home = getenv("HOME");
+    char *user = NULL;
+    bool is_user = NULL != home && '\0' != *home &&
+                   0 <= asprintf(&user, "%s/.opal/mca-params.conf", home) &&
+                   0 == strcmp(user, file);
+    free(user);
+    if (is_user || 0 == strcmp(file, OPAL_SYSCONFDIR "/opal-mca-params.conf")) {
+        return NULL;
+    }
+    return MCA_BASE_VAR_ENV_PREFIX "mca_base_param_files";
 }
 
 /* $OPAL_PARAM_FILES, ~/.opal/mca-params.conf, $sysconfdir/opal-mca-params.conf */
@@ -271,7 +305,10 @@ int mca_base_var_source_init(void)
         rc = register_own_variables();
     }
     if (OPAL_SUCCESS == rc && NULL != override_file && '\0' != *override_file) {
-        rc = read_file(override_file, MCA_BASE_VAR_SOURCE_OVERRIDE, 0);
+        bool dflt = 0 == strcmp(override_file, OPAL_SYSCONFDIR "/opal-mca-params-override.conf") ||
+                    NULL != getenv(MCA_BASE_VAR_CHECKED_ENV);
+        rc = read_file(override_file, MCA_BASE_VAR_SOURCE_OVERRIDE, 0,
+                       dflt ? NULL : MCA_BASE_VAR_ENV_PREFIX "mca_base_override_param_file");
     }
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -281,11 +318,20 @@ int mca_base_var_source_init(void)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     for (int i = 0; OPAL_SUCCESS == rc && NULL != files[i]; ++i) {
-        rc = read_file(files[i], MCA_BASE_VAR_SOURCE_FILE, i);
+        /* A launcher that checked the job's names has also said which of
+         * its files are missing. */
+        rc = read_file(files[i], MCA_BASE_VAR_SOURCE_FILE, i,
+                       NULL != getenv(MCA_BASE_VAR_CHECKED_ENV) ? NULL
+                                                                : param_file_named_by(files[i]));
     }
     opal_argv_free(files);
     if (OPAL_SUCCESS == rc) {
         rc = register_unknown_params();
+    }
+    const char *checked = getenv(MCA_BASE_VAR_CHECKED_ENV);
+    if (OPAL_SUCCESS == rc && NULL != checked && '\0' != *checked) {
+        checked_by_launcher = opal_argv_split(checked, ',');
+        rc = NULL == checked_by_launcher ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
     }
     return rc;
 }
@@ -295,6 +341,8 @@ void mca_base_var_source_finalize(void)
     for (int s = 0; s < MCA_BASE_VAR_SOURCE_MAX; ++s) {
         OPAL_LIST_DESTRUCT(&mca_base_var_state.pending[s]);
     }
+    opal_argv_free(checked_by_launcher);
+    checked_by_launcher = NULL;
     /* Deregistration already freed and NULLed the strings. */
     param_files = NULL;
     override_file = NULL;
@@ -399,7 +447,18 @@ static void report_unknown(const mca_base_var_pending_t *p, mca_base_var_msg_kin
     free(given);
 }
 
-int mca_base_var_check_unknown(void)
+static bool launcher_checked(const char *name)
+{
+    for (char **n = checked_by_launcher; NULL != n && NULL != *n; ++n) {
+        if (0 == strcmp(*n, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Reports the unknown names under prefix (all of them when NULL). */
+static int check_unknown(const char *prefix)
 {
     static const mca_base_var_source_t checked[] = {
         MCA_BASE_VAR_SOURCE_OVERRIDE, MCA_BASE_VAR_SOURCE_COMMAND_LINE, MCA_BASE_VAR_SOURCE_ENV,
@@ -414,7 +473,9 @@ int mca_base_var_check_unknown(void)
     for (size_t s = 0; UNKNOWN_IGNORE != mode && s < sizeof(checked) / sizeof(checked[0]); ++s) {
         mca_base_var_pending_t *p;
         OPAL_LIST_FOREACH (p, &mca_base_var_state.pending[checked[s]], mca_base_var_pending_t) {
-            if (mca_base_var_lookup_name(p->name) >= 0 || belongs_to_unregistered(p->name)) {
+            if ((NULL != prefix && !under_prefix(p->name, prefix)) ||
+                mca_base_var_lookup_name(p->name) >= 0 || belongs_to_unregistered(p->name) ||
+                launcher_checked(p->name)) {
                 continue;
             }
             found = true;
@@ -428,4 +489,39 @@ int mca_base_var_check_unknown(void)
     }
     mca_base_var_unlock();
     return found && UNKNOWN_ERROR == mode ? OPAL_ERR_UNKNOWN_NAME : OPAL_SUCCESS;
+}
+
+int mca_base_var_check_unknown(void)
+{
+    return check_unknown(NULL);
+}
+
+int mca_base_var_check_unknown_under(const char *prefix)
+{
+    return NULL == prefix || '\0' == *prefix ? OPAL_ERR_BAD_PARAM : check_unknown(prefix);
+}
+
+int mca_base_var_unknown_names(char ***names)
+{
+    static const mca_base_var_source_t sources[] = {
+        MCA_BASE_VAR_SOURCE_OVERRIDE, MCA_BASE_VAR_SOURCE_COMMAND_LINE, MCA_BASE_VAR_SOURCE_ENV,
+        MCA_BASE_VAR_SOURCE_FILE};
+    *names = NULL;
+    mca_base_var_lock();
+    int rc = 0 == mca_base_var_state.init_count ? OPAL_ERR_NOT_INITIALIZED : OPAL_SUCCESS;
+    for (size_t s = 0; OPAL_SUCCESS == rc && s < sizeof(sources) / sizeof(sources[0]); ++s) {
+        mca_base_var_pending_t *p;
+        OPAL_LIST_FOREACH (p, &mca_base_var_state.pending[sources[s]], mca_base_var_pending_t) {
+            if (mca_base_var_lookup_name(p->name) < 0 && !launcher_checked(p->name) &&
+                OPAL_SUCCESS != (rc = opal_argv_append_unique_nosize(names, p->name))) {
+                break;
+            }
+        }
+    }
+    mca_base_var_unlock();
+    if (OPAL_SUCCESS != rc) {
+        opal_argv_free(*names);
+        *names = NULL;
+    }
+    return rc;
 }

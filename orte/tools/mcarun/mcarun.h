@@ -11,6 +11,7 @@
  *   mcarun_modex.c   modex store, fences, gets waiting for commits
  *   mcarun_job.c     failures, stopping, deadlines, exit status
  *   mcarun_bind.c    cores and hwloc binding
+ *   mcarun_mca.c     MCA variable names checked once for the job
  */
 #ifndef ORTE_TOOLS_MCARUN_MCARUN_H
 #define ORTE_TOOLS_MCARUN_MCARUN_H
@@ -34,13 +35,17 @@
 /* How long a rank whose connection closed without finalize may take to
  * exit before mcarun decides it disconnected rather than died. */
 #define MCARUN_DISCONNECT_GRACE_NS (1ull * 1000000000ull)
+/* The same stopping signal from the same sender within this long counts
+ * once (timeout(1) signals mcarun, then its process group). */
+#define MCARUN_SIGNAL_TOGETHER_NS (1ull * 1000000000ull)
 /* Output is forwarded by whole lines; a line longer than this is cut into
  * pieces of this size, each printed as a line of its own. */
 #define MCARUN_LINE_MAX (64u * 1024u)
 /* Modex data one rank may hold in mcarun (staged and committed). */
 #define MCARUN_MODEX_MAX_BYTES (256ull * 1024u * 1024u)
 #define MCARUN_MODEX_MAX_KEYS  (1u << 20)
-/* Connections that have not said HELLO yet (anything beyond is refused). */
+/* Connections that have not said HELLO yet; further ones wait in the
+ * listen backlog until one of these has said it (never refused). */
 #define MCARUN_MAX_PENDING_CONNS 64
 #define MCARUN_MAX_NP            65536
 
@@ -113,6 +118,7 @@ typedef struct mcarun_rank_t {
     size_t modex_keys;
     bool in_fence;
     bool fence_collect;
+    uint64_t collected_upto; /* the commits its last collecting fence covered */
 } mcarun_rank_t;
 
 typedef struct mcarun_job_t {
@@ -215,6 +221,11 @@ void mcarun_job_fail(int status, const char *format, ...) OPAL_PRINTF_LIKE(2, 3)
  * "mcarun: <message>" and keep the first failure's status while the other
  * ranks go on. */
 void mcarun_job_rank_failed(int status, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
+/* The user interrupted the job (SIGINT, which the caller forwards to the
+ * ranks): unless the job already failed, mcarun says so and exits 128 +
+ * signo whatever the ranks then do (a rank whose libfabric caught SIGINT
+ * exits 1); ranks still running after MCARUN_KILL_GRACE_NS get SIGKILL. */
+void mcarun_job_interrupted(int signo);
 /* SIGTERM to every running rank, SIGKILL after MCARUN_KILL_GRACE_NS. */
 void mcarun_job_stop(void);
 /* A rank was reaped: decide whether it failed the job. */
@@ -234,5 +245,14 @@ int mcarun_bind_num_cores(int *cores);
 int mcarun_bind_plan(void);
 void mcarun_bind_report(const mcarun_rank_t *r);
 void mcarun_bind_fini(void);
+
+/* mcarun_mca.c */
+/* Checks the MCA names the ranks will see (mcarun's environment, the
+ * parameter files, params: the --mca pairs, opal_cmd_line_mca_param_t),
+ * reporting each unknown one once (and each missing parameter file the
+ * user named). *checked is the comma list of the names it checked, maybe
+ * empty, for the ranks' MCA_BASE_VAR_CHECKED_ENV (caller frees). OPAL_ERR_UNKNOWN_NAME when
+ * mca_base_unknown_params=error and a name is unknown. */
+int mcarun_mca_check(const opal_list_t *params, char **checked);
 
 #endif /* ORTE_TOOLS_MCARUN_MCARUN_H */

@@ -77,6 +77,30 @@ void mcarun_job_rank_failed(int status, const char *format, ...)
     va_end(ap);
 }
 
+void mcarun_job_interrupted(int signo)
+{
+    if (mcarun_job.stopping) {
+        return;
+    }
+    if (!mcarun_job.failed) {
+        mcarun_job.failed = true;
+        mcarun_job.exit_status = 128 + signo;
+        char text[160];
+        snprintf(text, sizeof(text),
+                 "mcarun: job interrupted by the user (signal %d, %s); stopping its %lu running "
+                 "rank(s)\n",
+                 signo, strsignal(signo), (unsigned long) mcarun_job.running);
+        fputs(text, stderr);
+        fflush(stderr);
+    }
+    /* What the ranks do with the signal is theirs to decide; how they end
+     * is a consequence of the interrupt and is not reported. */
+    mcarun_job.stopping = true;
+    if (0 < mcarun_job.running) {
+        mcarun_job.kill_deadline = opal_timer_ns() + MCARUN_KILL_GRACE_NS;
+    }
+}
+
 void mcarun_job_stop(void)
 {
     if (mcarun_job.stopping) {

@@ -23,6 +23,7 @@
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_timer.h"
 #include "orte/tools/mcarun/mcarun.h"
 #include "orte/util/orte_launcher_env.h"
 
@@ -32,7 +33,26 @@ static struct {
     int sigfd;
     struct mcarun_watch_t *watch;
     int interrupts; /* SIGINT/SIGTERM/SIGHUP/SIGQUIT received */
+    /* The last of those: which, from whom, when. */
+    uint32_t last_signo, last_pid;
+    uint64_t last_ns;
 } sig = {.sigfd = -1};
+
+/* True when si repeats the last stopping signal: the same signal from the
+ * same sender within MCARUN_SIGNAL_TOGETHER_NS. `timeout -s INT` signals
+ * mcarun and then its whole process group, and a script may kill a job's
+ * pid and its group alike: the user sent one signal, so it counts once
+ * and the ranks keep their grace period. */
+static bool arrived_together(const struct signalfd_siginfo *si)
+{
+    uint64_t now = opal_timer_ns();
+    bool together = 0 != sig.last_signo && si->ssi_signo == sig.last_signo &&
+                    si->ssi_pid == sig.last_pid && now - sig.last_ns < MCARUN_SIGNAL_TOGETHER_NS;
+    sig.last_signo = si->ssi_signo;
+    sig.last_pid = si->ssi_pid;
+    sig.last_ns = now;
+    return together;
+}
 
 static void forwarded_signals(sigset_t *set)
 {
@@ -108,6 +128,9 @@ static void on_signal(void *ctx, uint32_t events)
             case SIGTERM:
             case SIGHUP:
             case SIGQUIT:
+                if (arrived_together(&si)) {
+                    break;
+                }
                 /* The first is forwarded; another means "stop now". */
                 if (0 < sig.interrupts++) {
                     opal_output(0, "mcarun: %s again: killing the job", strsignal(signo));
@@ -115,6 +138,9 @@ static void on_signal(void *ctx, uint32_t events)
                     mcarun_job.kill_deadline = 0;
                     mcarun_signal_ranks(SIGKILL);
                 } else {
+                    if (SIGINT == signo) {
+                        mcarun_job_interrupted(signo);
+                    }
                     mcarun_signal_ranks(signo);
                 }
                 break;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_cmd_line.h"
@@ -34,7 +35,7 @@ static const opal_cmd_line_option_t options[] = {
     {"timeout", '\0', 1, "<SEC>", "Stop the job after SEC seconds (mcarun then exits 124)"},
     {"bind-to", '\0', 1, "<none|core|package>",
      "Bind rank i to core i (modulo the number of cores), or to that core's package "
-     "(default none)"},
+     "(\"socket\" is accepted for package; default none)"},
     {"report-bindings", '\0', 0, NULL, "Say where each rank is bound"},
     {"oversubscribe", '\0', 0, NULL, "Allow more ranks than cores"},
     {"enable-recovery", '\0', 0, NULL,
@@ -189,6 +190,14 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
                                         : OPAL_ERR_BAD_PARAM;
         }
     }
+    if (OPAL_SUCCESS == rc) {
+        char *checked = NULL;
+        rc = mcarun_mca_check(&params, &checked);
+        if (OPAL_SUCCESS == rc && NULL != checked) {
+            rc = set_rank_env(MCA_BASE_VAR_CHECKED_ENV, strlen(MCA_BASE_VAR_CHECKED_ENV), checked);
+        }
+        free(checked);
+    }
     OPAL_LIST_DESTRUCT(&params);
     if (OPAL_SUCCESS != rc) {
         return MCARUN_EXIT_USAGE;
@@ -210,10 +219,11 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
             o->bind_to = MCARUN_BIND_NONE;
         } else if (0 == strcmp(v, "core")) {
             o->bind_to = MCARUN_BIND_CORE;
-        } else if (0 == strcmp(v, "package")) {
+        } else if (0 == strcmp(v, "package") || 0 == strcmp(v, "socket")) {
+            /* "socket" is Open MPI's older name for a package. */
             o->bind_to = MCARUN_BIND_PACKAGE;
         } else {
-            return usage_error("--bind-to %s: expected none, core or package", v);
+            return usage_error("--bind-to %s: expected none, core or package (or socket)", v);
         }
     }
     struct stat st;
@@ -249,7 +259,8 @@ static int check_resources(void)
         return MCARUN_EXIT_USAGE;
     }
 #endif
-    if ((0 == o->np || !o->oversubscribe) && OPAL_SUCCESS != mcarun_bind_num_cores(&cores)) {
+    bool need_cores = 0 == o->np || !o->oversubscribe || MCARUN_BIND_CORE == o->bind_to;
+    if (need_cores && OPAL_SUCCESS != mcarun_bind_num_cores(&cores)) {
         return MCARUN_EXIT_FAILURE;
     }
     if (0 == o->np) {
@@ -261,6 +272,14 @@ static int check_resources(void)
                 "mcarun: to run more ranks than cores, add --oversubscribe.\n",
                 o->np, cores, 1 == cores ? "" : "s");
         return MCARUN_EXIT_USAGE;
+    }
+    if (MCARUN_BIND_CORE == o->bind_to && o->np > cores) {
+        /* Allowed (the user asked for --oversubscribe), but never silent:
+         * ranks that share a core run at a fraction of its speed. */
+        fprintf(stderr,
+                "mcarun: warning: --bind-to core with %d ranks on %d core%s: up to %d ranks "
+                "share each core\n",
+                o->np, cores, 1 == cores ? "" : "s", (o->np + cores - 1) / cores);
     }
     return -1;
 }

@@ -39,6 +39,7 @@ typedef struct mcarun_kv_t {
     char key[ORTE_WIRE_MAX_KEY + 1];
     size_t key_len;
     uint8_t scope;
+    uint64_t seq; /* when it was committed: modex.commits at the time */
     mcarun_blob_t *blob;
 } mcarun_kv_t;
 
@@ -74,6 +75,10 @@ static OBJ_CLASS_INSTANCE(pending_get_t, opal_list_item_t, get_construct, NULL);
 
 static struct {
     opal_list_t gets;
+    /* Pairs committed so far; each pair is stamped with the count at its
+     * commit, and each rank remembers the count its last collecting fence
+     * covered, so that a collecting fence sends only what is new. */
+    uint64_t commits;
     bool initialized;
 } modex;
 
@@ -199,6 +204,7 @@ int mcarun_modex_commit(mcarun_rank_t *r)
     mcarun_kv_t *kv;
     while (NULL != (kv = (mcarun_kv_t *) opal_list_remove_first(&r->staged))) {
         mcarun_kv_t *old = lookup(r, kv->key, kv->key_len);
+        kv->seq = ++modex.commits;
         int rc = opal_hash_table_set_value_ptr(&r->committed, kv->key, kv->key_len, kv);
         if (OPAL_SUCCESS != rc) {
             OBJ_RELEASE(kv);
@@ -214,40 +220,141 @@ int mcarun_modex_commit(mcarun_rank_t *r)
     return OPAL_SUCCESS;
 }
 
-/* Sends r every visible pair of the other ranks. */
-static void send_collected(mcarun_rank_t *r)
+/* The pairs a collecting fence brings, encoded once: DATA_SET records in
+ * blobs of at most ORTE_WIRE_MAX_SET bytes, each sent whole to every
+ * collecting rank (a rank skips its own records). One message per blob
+ * and rank, however many ranks and keys: the set is built in one pass
+ * over the store and its bytes are shared by every connection. */
+typedef struct collected_t {
+    mcarun_blob_t **blobs;
+    uint32_t *counts;
+    size_t num;
+} collected_t;
+
+static void collected_free(collected_t *set)
 {
-    for (uint32_t i = 0; i < mcarun_job.size && NULL != r->conn; ++i) {
-        mcarun_rank_t *owner = &mcarun_job.ranks[i];
-        if (owner == r) {
-            continue;
+    for (size_t i = 0; i < set->num; ++i) {
+        OBJ_RELEASE(set->blobs[i]);
+    }
+    free(set->blobs);
+    free(set->counts);
+    *set = (collected_t){0};
+}
+
+/* Starts a new blob of capacity bytes. */
+static int collected_grow(collected_t *set, size_t capacity)
+{
+    mcarun_blob_t **blobs = realloc(set->blobs, (set->num + 1) * sizeof(*blobs));
+    if (NULL == blobs) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    set->blobs = blobs;
+    uint32_t *counts = realloc(set->counts, (set->num + 1) * sizeof(*counts));
+    if (NULL == counts) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    set->counts = counts;
+    mcarun_blob_t *b = OBJ_NEW(mcarun_blob_t);
+    if (NULL == b || NULL == (b->buffer = malloc(0 < capacity ? capacity : 1))) {
+        if (NULL != b) {
+            OBJ_RELEASE(b);
         }
-        const void *key;
-        size_t key_size, cursor;
-        void *value;
-        int rc =
-            opal_hash_table_get_first_key_ptr(&owner->committed, &key, &key_size, &value, &cursor);
-        for (; OPAL_SUCCESS == rc && NULL != r->conn;
-             rc = opal_hash_table_get_next_key_ptr(&owner->committed, &key, &key_size, &value,
-                                                   &cursor)) {
-            const mcarun_kv_t *kv = value;
-            if (!visible(kv)) {
-                continue;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    b->bytes = b->buffer;
+    set->blobs[set->num] = b;
+    set->counts[set->num] = 0;
+    ++set->num;
+    return OPAL_SUCCESS;
+}
+
+/* Encodes every rank's visible pairs committed after since into set: a
+ * first pass sizes the blobs, a second fills them. */
+static int collected_build(collected_t *set, uint64_t since)
+{
+    for (int pass = 0; pass < 2; ++pass) {
+        size_t blob = 0, used = 0;
+        for (uint32_t i = 0; i < mcarun_job.size; ++i) {
+            mcarun_rank_t *owner = &mcarun_job.ranks[i];
+            const void *key;
+            size_t key_size, cursor;
+            void *value;
+            int rc = opal_hash_table_get_first_key_ptr(&owner->committed, &key, &key_size, &value,
+                                                       &cursor);
+            for (; OPAL_SUCCESS == rc; rc = opal_hash_table_get_next_key_ptr(
+                                           &owner->committed, &key, &key_size, &value, &cursor)) {
+                const mcarun_kv_t *kv = value;
+                if (!visible(kv) || kv->seq <= since) {
+                    continue;
+                }
+                size_t need = orte_wire_record_size(kv->key_len, kv->blob->size);
+                if (0 < used && used + need > ORTE_WIRE_MAX_SET) {
+                    if (0 == pass && OPAL_SUCCESS != (rc = collected_grow(set, used))) {
+                        return rc;
+                    }
+                    ++blob;
+                    used = 0;
+                }
+                if (1 == pass) {
+                    mcarun_blob_t *b = set->blobs[blob];
+                    orte_wire_msg_t rec = {.rank = owner->rank,
+                                           .scope = kv->scope,
+                                           .key = kv->key,
+                                           .key_len = kv->key_len,
+                                           .value = kv->blob->bytes,
+                                           .value_len = kv->blob->size};
+                    size_t len;
+                    rc = orte_wire_record_encode(&rec, (uint8_t *) b->buffer + used, need, &len);
+                    if (OPAL_SUCCESS != rc) {
+                        return rc;
+                    }
+                    b->size += len;
+                    ++set->counts[blob];
+                }
+                used += need;
             }
-            orte_wire_msg_t msg = {.type = ORTE_WIRE_DATA,
-                                   .rank = owner->rank,
-                                   .scope = kv->scope,
-                                   .key = kv->key,
-                                   .key_len = kv->key_len,
-                                   .value = kv->blob->bytes,
-                                   .value_len = kv->blob->size};
-            mcarun_conn_send(r->conn, &msg, kv->blob);
         }
+        if (0 == pass && OPAL_SUCCESS != collected_grow(set, used)) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+/* Sends r the collected set. */
+static void send_collected(mcarun_rank_t *r, const collected_t *set)
+{
+    for (size_t i = 0; i < set->num && NULL != r->conn; ++i) {
+        orte_wire_msg_t msg = {.type = ORTE_WIRE_DATA_SET,
+                               .count = set->counts[i],
+                               .value = set->blobs[i]->bytes,
+                               .value_len = set->blobs[i]->size};
+        mcarun_conn_send(r->conn, &msg, set->blobs[i]);
     }
 }
 
 static void fence_end(int status, const mcarun_rank_t *failed, const char *why)
 {
+    collected_t set = {0};
+    bool collect = false;
+    /* One set serves every collecting rank: it starts after the pairs
+     * that the rank that collected least recently already holds (the
+     * others receive a few again, at their latest values). */
+    uint64_t since = UINT64_MAX;
+    for (uint32_t i = 0; i < mcarun_job.size && OPAL_SUCCESS == status; ++i) {
+        const mcarun_rank_t *r = &mcarun_job.ranks[i];
+        if (r->in_fence && r->fence_collect) {
+            collect = true;
+            since = r->collected_upto < since ? r->collected_upto : since;
+        }
+    }
+    if (collect && OPAL_SUCCESS != collected_build(&set, since)) {
+        /* Every rank is told, so that none waits for a set that is not
+         * coming. */
+        status = OPAL_ERR_OUT_OF_RESOURCE;
+        why = "mcarun ran out of memory collecting the modex";
+        mcarun_job_fail(MCARUN_EXIT_FAILURE, "%s", why);
+    }
     for (uint32_t i = 0; i < mcarun_job.size; ++i) {
         mcarun_rank_t *r = &mcarun_job.ranks[i];
         if (!r->in_fence) {
@@ -255,7 +362,8 @@ static void fence_end(int status, const mcarun_rank_t *failed, const char *why)
         }
         r->in_fence = false;
         if (OPAL_SUCCESS == status && r->fence_collect) {
-            send_collected(r);
+            send_collected(r, &set);
+            r->collected_upto = modex.commits;
         }
         orte_wire_msg_t msg = {.type = ORTE_WIRE_FENCE_DONE,
                                .status = status,
@@ -264,6 +372,7 @@ static void fence_end(int status, const mcarun_rank_t *failed, const char *why)
                                .text_len = strlen(why)};
         mcarun_conn_send(r->conn, &msg, NULL);
     }
+    collected_free(&set);
 }
 
 /* Completes the fence when every rank has entered it; fails it when a

@@ -96,11 +96,33 @@ static struct {
     struct mcarun_watch_t *watch;
     opal_list_t conns;
     opal_list_t closed;
-    int strangers; /* connections that have not said HELLO */
+    int strangers;  /* connections that have not said HELLO */
+    bool accepting; /* the listening socket is watched */
     bool initialized;
 } server = {.fd = -1};
 
 static void conn_eof(mcarun_conn_t *c);
+static void on_accept(void *ctx, uint32_t events);
+
+/* Past MCARUN_MAX_PENDING_CONNS strangers mcarun stops accepting: the
+ * kernel keeps further connections in the listen backlog (and a rank's
+ * blocking connect waits) until a stranger has said HELLO or gone. A rank
+ * is never turned away for arriving with many others. */
+static void update_accepting(void)
+{
+    bool want = server.strangers < MCARUN_MAX_PENDING_CONNS;
+    if (want == server.accepting || server.fd < 0) {
+        return;
+    }
+    if (want) {
+        server.watch = mcarun_loop_add(server.fd, EPOLLIN, on_accept, NULL);
+        server.accepting = NULL != server.watch;
+    } else {
+        mcarun_loop_remove(server.watch);
+        server.watch = NULL;
+        server.accepting = false;
+    }
+}
 
 void mcarun_conn_close(mcarun_conn_t *c)
 {
@@ -113,6 +135,7 @@ void mcarun_conn_close(mcarun_conn_t *c)
         c->rank->conn = NULL;
     } else {
         --server.strangers;
+        update_accepting();
     }
     mcarun_loop_remove(c->watch);
     c->watch = NULL;
@@ -273,6 +296,7 @@ static void hello(mcarun_conn_t *c, const orte_wire_msg_t *msg)
         return;
     }
     --server.strangers;
+    update_accepting();
     c->rank = r;
     r->conn = c;
     r->connected = true;
@@ -446,7 +470,7 @@ static void on_accept(void *ctx, uint32_t events)
 {
     (void) ctx;
     (void) events;
-    for (int i = 0; i < ACCEPTS_PER_WAKEUP; ++i) {
+    for (int i = 0; i < ACCEPTS_PER_WAKEUP && server.accepting; ++i) {
         int fd = accept4(server.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             return;
@@ -458,14 +482,6 @@ static void on_accept(void *ctx, uint32_t events)
                         "mcarun: refused a connection to the launcher socket from uid %ld "
                         "(pid %ld): only uid %ld may connect",
                         (long) cred.uid, (long) cred.pid, (long) geteuid());
-            close(fd);
-            continue;
-        }
-        if (server.strangers >= MCARUN_MAX_PENDING_CONNS) {
-            opal_output(0,
-                        "mcarun: refused a connection to the launcher socket from pid %ld: "
-                        "%d connections have not said HELLO yet",
-                        (long) cred.pid, server.strangers);
             close(fd);
             continue;
         }
@@ -484,6 +500,7 @@ static void on_accept(void *ctx, uint32_t events)
         }
         ++server.strangers;
         opal_list_append(&server.conns, &c->super);
+        update_accepting();
     }
 }
 
@@ -517,8 +534,8 @@ int mcarun_server_init(void)
         opal_output(0, "mcarun: cannot listen on %s: %s", mcarun_job.socket_path, strerror(errno));
         return OPAL_ERR_IN_ERRNO;
     }
-    server.watch = mcarun_loop_add(server.fd, EPOLLIN, on_accept, NULL);
-    return NULL == server.watch ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+    update_accepting();
+    return server.accepting ? OPAL_SUCCESS : OPAL_ERR_OUT_OF_RESOURCE;
 }
 
 void mcarun_server_fini(void)
@@ -535,6 +552,7 @@ void mcarun_server_fini(void)
     OPAL_LIST_DESTRUCT(&server.closed);
     mcarun_loop_remove(server.watch);
     server.watch = NULL;
+    server.accepting = false;
     if (0 <= server.fd) {
         close(server.fd);
         server.fd = -1;
