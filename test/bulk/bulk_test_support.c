@@ -67,6 +67,16 @@ bool bulk_progress(bulk_peer_t *peers, int n, const bool *done)
     return *done;
 }
 
+void bulk_drain(bulk_peer_t *peers, int n, int rounds)
+{
+    for (int round = 0; round < rounds; ++round) {
+        for (int i = 0; i < n; ++i) {
+            ck_assert_int_eq(opal_na_poll(peers[i].na, peers[i].ctx, NULL), OPAL_SUCCESS);
+            ck_assert_int_eq(opal_na_trigger(peers[i].ctx, 0, NULL), OPAL_SUCCESS);
+        }
+    }
+}
+
 void bulk_fill(void *buf, size_t len, unsigned int seed)
 {
     unsigned char *b = buf;

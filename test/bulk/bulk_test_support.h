@@ -32,6 +32,9 @@ void bulk_peer_close(bulk_peer_t *p);
  * rounds: the fake needs a few). Returns *done. */
 bool bulk_progress(bulk_peer_t *peers, int n, const bool *done);
 
+/* Polls and triggers every peer for rounds rounds. */
+void bulk_drain(bulk_peer_t *peers, int n, int rounds);
+
 /* Fills buf with a pattern that depends on seed and the position. */
 void bulk_fill(void *buf, size_t len, unsigned int seed);
 

@@ -136,7 +136,7 @@ int opal_bulk_init(opal_na_class_t *na_class, opal_bulk_class_t **out)
         int erc = NULL == e->class_init ? OPAL_SUCCESS : e->class_init(bc, &state);
         if (OPAL_SUCCESS != erc) {
             opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
-                                "bulk: engine %s does not serve %s: %s", e->name,
+                                "engine %s does not serve %s: %s", e->name,
                                 opal_na_get_protocol(na_class), opal_strerror(erc));
             continue;
         }
@@ -153,9 +153,8 @@ int opal_bulk_init(opal_na_class_t *na_class, opal_bulk_class_t **out)
     }
     for (int i = 0; i < kept; ++i) {
         opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
-                            "bulk: over %s, engine %s (priority %d)%s",
-                            opal_na_get_protocol(na_class), bc->engines[i]->name,
-                            bc->engines[i]->priority,
+                            "over %s, engine %s (priority %d)%s", opal_na_get_protocol(na_class),
+                            bc->engines[i]->name, bc->engines[i]->priority,
                             bc->engines[i]->uses_service ? ", serving on context 255" : "");
     }
     *out = bc;

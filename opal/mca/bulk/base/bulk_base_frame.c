@@ -53,7 +53,7 @@ static int bulk_base_select(int *selected)
         }
         const opal_bulk_engine_t *e = engine_of(item);
         opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
-                            "bulk: engine %s (priority %d) %s", e->name, e->priority,
+                            "engine %s (priority %d) %s", e->name, e->priority,
                             e->uses_rma ? "moves data with na put / get, for na classes with RMA"
                                         : "moves data with messages, for any na class");
         ++kept;
@@ -81,7 +81,7 @@ int opal_bulk_base_engines_open(opal_bulk_class_t *bc)
         const opal_bulk_engine_t *e = engine_of(item);
         if (e->uses_rma && !opal_na_has_rma(bc->na_class)) {
             opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
-                                "bulk: engine %s is not used with %s: the na class has no "
+                                "engine %s is not used with %s: the na class has no "
                                 "put / get",
                                 e->name, opal_na_get_protocol(bc->na_class));
             continue;

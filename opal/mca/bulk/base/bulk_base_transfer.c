@@ -199,7 +199,7 @@ int opal_bulk_transfer(opal_bulk_class_t *bc, opal_na_context_t *na_ctx, opal_bu
         return rc;
     }
     opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
-                        "bulk: %s of %zu bytes over %s by %s: %s", type_name(type), size,
+                        "%s of %zu bytes over %s by %s: %s", type_name(type), size,
                         opal_na_get_protocol(bc->na_class), op->engine_name, why);
     opal_bulk_base_op_arm(op);
     atomic_fetch_add_explicit(&bc->pending, 1, memory_order_acq_rel);

@@ -55,7 +55,7 @@ static int copy_class_init(opal_bulk_class_t *bc, void **state)
     size_t max_exp = opal_na_msg_get_max_expected_size(na);
     if (max_unexp <= BULK_COPY_REQ_HDR || max_exp <= BULK_COPY_REPLY_HDR) {
         opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
-                            "bulk: copy: %s's messages (%zu / %zu bytes) are too small for its "
+                            "copy: %s's messages (%zu / %zu bytes) are too small for its "
                             "headers",
                             opal_na_get_protocol(na), max_unexp, max_exp);
         return OPAL_ERR_NOT_AVAILABLE;
@@ -263,7 +263,7 @@ static void reply_done(const opal_na_cb_info_t *info)
             ret = OPAL_ERR_PROTOCOL;
         } else if (OPAL_SUCCESS != status) {
             opal_output_verbose(1, opal_bulk_base_output,
-                                "bulk: copy: the origin refused a fragment of %zu bytes at "
+                                "copy: the origin refused a fragment of %zu bytes at "
                                 "offset %zu: %s",
                                 s->len, op->origin_offset + s->offset, opal_strerror(status));
             ret = status < 0 ? status : OPAL_ERR_PROTOCOL;

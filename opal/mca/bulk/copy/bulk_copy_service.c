@@ -69,8 +69,7 @@ static void reply_sent(const opal_na_cb_info_t *info)
     service_reply_t *rep = info->arg;
     copy_service_t *svc = rep->svc;
     if (OPAL_SUCCESS != info->ret) {
-        opal_output_verbose(1, opal_bulk_base_output,
-                            "bulk: copy service: a reply was not delivered: %s",
+        opal_output_verbose(1, opal_bulk_base_output, "copy service: a reply was not delivered: %s",
                             opal_strerror(info->ret));
     }
     opal_na_addr_free(svc->cs->bc->na_class, rep->dest);
@@ -171,7 +170,7 @@ static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_add
     int status = check_request(svc, kind, instance, key, offset, length, &h);
     if (OPAL_SUCCESS != status) {
         opal_output_verbose(1, opal_bulk_base_output,
-                            "bulk: copy service: refused a %s of %llu bytes at offset %llu of "
+                            "copy service: refused a %s of %llu bytes at offset %llu of "
                             "handle %llu: %s",
                             pull ? "pull" : "push", (unsigned long long) length,
                             (unsigned long long) offset, (unsigned long long) key,
@@ -225,7 +224,7 @@ static void request_arrived(const opal_na_cb_info_t *info)
         serve(svc, r->buf, info->info.recv_unexpected.actual_size,
               info->info.recv_unexpected.source);
     } else if (OPAL_ERR_CANCELED != info->ret) {
-        opal_output_verbose(1, opal_bulk_base_output, "bulk: copy service: a receive failed: %s",
+        opal_output_verbose(1, opal_bulk_base_output, "copy service: a receive failed: %s",
                             opal_strerror(info->ret));
     }
     opal_na_addr_free(na, info->info.recv_unexpected.source);
