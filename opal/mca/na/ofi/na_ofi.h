@@ -42,7 +42,8 @@
 #define NA_OFI_TAG_EXPECTED   ((uint64_t) 1 << 60)
 #define NA_OFI_TAG_DEST_SHIFT 32
 #define NA_OFI_TAG_SRC_SHIFT  40
-#define NA_OFI_MAX_TAG        UINT32_MAX
+/* Tags are 31 bits (Mercury has 30 on ofi). */
+#define NA_OFI_MAX_TAG 0x7fffffffu
 
 /* Unexpected message header: u32 tag, u8 destination context id, u8
  * source context id, u16 address length, then the sender's address. */
@@ -54,6 +55,8 @@
 #define NA_OFI_MAX_SEGMENTS 1024
 /* RMA pieces one operation keeps in flight. */
 #define NA_OFI_RMA_WINDOW 8
+
+enum { NA_OFI_POST_SEND, NA_OFI_POST_TSEND, NA_OFI_POST_TRECV, NA_OFI_POST_RMA };
 
 /* What a completion's op_context points to. */
 enum { NA_OFI_FICTX_OP, NA_OFI_FICTX_PIECE, NA_OFI_FICTX_RBUF };
@@ -147,8 +150,15 @@ typedef struct na_ofi_op_t {
     int inflight;
     int rma_error;
     bool is_put;
-    /* Inside issue(): completions only count down. */
-    bool issuing;
+    /* How to post it again after -FI_EAGAIN (NA_OFI_POST_*), and the
+     * link in the class's queue of operations waiting for room. */
+    int post;
+    bool queued;
+    struct na_ofi_op_t *retry_next;
+    const void *sbuf;
+    void *desc;
+    size_t len;
+    uint64_t fi_tag;
     na_ofi_piece_t pieces[NA_OFI_RMA_WINDOW];
 } na_ofi_op_t;
 
@@ -183,6 +193,8 @@ typedef struct na_ofi_class_t {
     /* Expected receives posted, for failing them when their source dies
      * (a receive has no other way to learn it). */
     na_ofi_op_t *exp_head;
+    /* Operations the provider had no room for yet (FIFO). */
+    na_ofi_op_t *retry_head, *retry_tail;
     uint64_t dropped;
 } na_ofi_class_t;
 
@@ -287,15 +299,16 @@ void na_ofi_op_done(opal_na_class_t *cls, na_ofi_op_t *op, int ret);
 void na_ofi_peer_failed(opal_na_class_t *cls, na_ofi_addr_t *peer, const char *why);
 /* fi error -> OPAL error. */
 int na_ofi_fi_error(int fi_err);
-/* rc = call, retried while it returns -FI_EAGAIN after reading the CQ
- * (which frees the provider's queues); bounded so that a peer that never
- * drains ends in an error. Lock held. */
-#define NA_OFI_RETRY(cls, rc, call)                                                                \
-    do {                                                                                           \
-        int tries_ = 0;                                                                            \
-        while (-FI_EAGAIN == ((rc) = (call)) && tries_++ < 1000000) {                              \
-            (void) na_ofi_progress((cls), NULL);                                                   \
-        }                                                                                          \
-    } while (0)
+/* Posts o's operation (o->retry says which) to the provider; lock held.
+ * Returns the provider's code (-FI_EAGAIN: try again later). */
+ssize_t na_ofi_post(opal_na_class_t *cls, na_ofi_op_t *o);
+/* Posts o now, or queues it behind the operations waiting for room in
+ * the provider (in order, which keeps messages in order per peer);
+ * returns the provider's error when it refused o for good. Lock held. */
+ssize_t na_ofi_start(opal_na_class_t *cls, na_ofi_op_t *o);
+/* Posts what waits for room; lock held. */
+void na_ofi_retry_drain(opal_na_class_t *cls);
+/* Issues RMA pieces of o (na_ofi_rma.c); lock held. */
+ssize_t na_ofi_rma_issue(opal_na_class_t *cls, na_ofi_op_t *o);
 
 #endif /* OPAL_MCA_NA_OFI_NA_OFI_H */

@@ -82,6 +82,108 @@ static size_t write_unexpected(na_ofi_class_t *oc, uint8_t *out, size_t room, co
     return opal_cursor_ok(&c) ? opal_cursor_pos(&c) : 0;
 }
 
+static uint64_t expected_tag(uint8_t src_id, uint8_t dest_id, opal_na_tag_t tag)
+{
+    return NA_OFI_TAG_EXPECTED | ((uint64_t) src_id << NA_OFI_TAG_SRC_SHIFT) |
+           ((uint64_t) dest_id << NA_OFI_TAG_DEST_SHIFT) | tag;
+}
+
+/* The op's staging buffer for unexpected sends, made once per op id. */
+static int staging(na_ofi_class_t *oc, na_ofi_op_t *o)
+{
+    if (NULL != o->staging) {
+        return OPAL_SUCCESS;
+    }
+    o->staging = malloc(NA_OFI_UHDR_MAX + oc->max_unexpected);
+    if (NULL == o->staging) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (opal_common_ofi_needs_local_mr(&oc->ofi) &&
+        OPAL_SUCCESS != opal_common_ofi_mr_register(&oc->ofi, o->staging,
+                                                    NA_OFI_UHDR_MAX + oc->max_unexpected, FI_SEND,
+                                                    &o->staging_mr)) {
+        free(o->staging);
+        o->staging = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    return OPAL_SUCCESS;
+}
+
+ssize_t na_ofi_post(opal_na_class_t *cls, na_ofi_op_t *o)
+{
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    switch (o->post) {
+        case NA_OFI_POST_SEND:
+            return fi_send(oc->ofi.ep, o->staging, o->len, o->staging_mr.desc, o->addr->fi_addr,
+                           &o->fictx);
+        case NA_OFI_POST_TSEND:
+            return fi_tsend(oc->ofi.ep, o->sbuf, o->len, o->desc, o->addr->fi_addr, o->fi_tag,
+                            &o->fictx);
+        case NA_OFI_POST_TRECV:
+            return fi_trecv(oc->ofi.ep, o->buf, o->size, o->desc, o->addr->fi_addr, o->fi_tag, 0,
+                            &o->fictx);
+        default:
+            return na_ofi_rma_issue(cls, o);
+    }
+}
+
+static void enqueue(na_ofi_class_t *oc, na_ofi_op_t *o)
+{
+    o->queued = true;
+    o->retry_next = NULL;
+    if (NULL == oc->retry_tail) {
+        oc->retry_head = o;
+    } else {
+        oc->retry_tail->retry_next = o;
+    }
+    oc->retry_tail = o;
+}
+
+ssize_t na_ofi_start(opal_na_class_t *cls, na_ofi_op_t *o)
+{
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    ssize_t rc = NULL == oc->retry_head ? na_ofi_post(cls, o) : -FI_EAGAIN;
+    if (-FI_EAGAIN == rc) {
+        /* The provider has no room now (rxm before its connection is
+         * up, a full queue): posted again from progress. */
+        enqueue(oc, o);
+        rc = 0;
+    }
+    return rc;
+}
+
+void na_ofi_retry_drain(opal_na_class_t *cls)
+{
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    while (NULL != oc->retry_head) {
+        na_ofi_op_t *o = oc->retry_head;
+        bool canceled =
+            OPAL_NA_OP_CANCELING == atomic_load_explicit(&o->super.state, memory_order_acquire);
+        /* A receive whose peer failed meanwhile is not posted at all. */
+        bool failed = NA_OFI_POST_TRECV == o->post && OPAL_SUCCESS != o->rma_error;
+        ssize_t rc = (canceled || failed) && NA_OFI_POST_RMA != o->post ? -FI_ECANCELED
+                                                                        : na_ofi_post(cls, o);
+        if (-FI_EAGAIN == rc) {
+            return;
+        }
+        oc->retry_head = o->retry_next;
+        if (NULL == oc->retry_head) {
+            oc->retry_tail = NULL;
+        }
+        o->queued = false;
+        if (NA_OFI_POST_RMA == o->post) {
+            if (0 != rc && OPAL_SUCCESS == o->rma_error) {
+                o->rma_error = na_ofi_fi_error((int) -rc);
+            }
+            if (0 == o->inflight && (0 == o->left || OPAL_SUCCESS != o->rma_error)) {
+                na_ofi_op_done(cls, o, o->rma_error);
+            }
+        } else if (0 != rc) {
+            na_ofi_op_done(cls, o, failed ? o->rma_error : na_ofi_fi_error((int) -rc));
+        }
+    }
+}
+
 int na_ofi_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
                                size_t size, void *plugin_data, opal_na_addr_t *dest,
                                uint8_t dest_id, opal_na_tag_t tag, opal_na_op_id_t *op)
@@ -91,40 +193,27 @@ int na_ofi_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, con
     na_ofi_op_t *o = (na_ofi_op_t *) op;
     na_ofi_addr_t *a = (na_ofi_addr_t *) dest;
     size_t total = NA_OFI_UHDR_FIXED + oc->self->addrlen + size;
-    ssize_t rc;
+    ssize_t rc = -FI_EAGAIN;
     op_begin(ctx, o, a);
+    o->post = NA_OFI_POST_SEND;
     OPAL_THREAD_LOCK(&oc->lock);
-    if (total <= oc->inject_size) {
+    if (total <= oc->inject_size && NULL == oc->retry_head) {
         size_t n = write_unexpected(oc, oc->scratch, sizeof(oc->scratch), buf, size, dest_id,
                                     ctx->id, tag);
-        NA_OFI_RETRY(cls, rc, fi_inject(oc->ofi.ep, oc->scratch, n, a->fi_addr));
+        rc = fi_inject(oc->ofi.ep, oc->scratch, n, a->fi_addr);
         if (0 == rc) {
             na_ofi_op_done(cls, o, OPAL_SUCCESS);
         }
-    } else {
-        if (NULL == o->staging) {
-            /* Once per op id: its buffer for unexpected sends. */
-            o->staging = malloc(NA_OFI_UHDR_MAX + oc->max_unexpected);
-            if (NULL == o->staging) {
-                rc = -FI_ENOMEM;
-                goto out;
-            }
-            if (opal_common_ofi_needs_local_mr(&oc->ofi) &&
-                OPAL_SUCCESS != opal_common_ofi_mr_register(&oc->ofi, o->staging,
-                                                            NA_OFI_UHDR_MAX + oc->max_unexpected,
-                                                            FI_SEND, &o->staging_mr)) {
-                free(o->staging);
-                o->staging = NULL;
-                rc = -FI_ENOMEM;
-                goto out;
-            }
-        }
-        size_t n = write_unexpected(oc, o->staging, NA_OFI_UHDR_MAX + oc->max_unexpected, buf, size,
-                                    dest_id, ctx->id, tag);
-        NA_OFI_RETRY(cls, rc,
-                     fi_send(oc->ofi.ep, o->staging, n, o->staging_mr.desc, a->fi_addr, &o->fictx));
     }
-out:
+    if (-FI_EAGAIN == rc) {
+        if (OPAL_SUCCESS != staging(oc, o)) {
+            rc = -FI_ENOMEM;
+        } else {
+            o->len = write_unexpected(oc, o->staging, NA_OFI_UHDR_MAX + oc->max_unexpected, buf,
+                                      size, dest_id, ctx->id, tag);
+            rc = na_ofi_start(cls, o);
+        }
+    }
     OPAL_THREAD_UNLOCK(&oc->lock);
     if (0 != rc) {
         op_unbegin(ctx, o);
@@ -291,12 +380,6 @@ int na_ofi_rbuf_repost(na_ofi_class_t *oc, na_ofi_rbuf_t *rb)
     return OPAL_SUCCESS;
 }
 
-static uint64_t expected_tag(uint8_t src_id, uint8_t dest_id, opal_na_tag_t tag)
-{
-    return NA_OFI_TAG_EXPECTED | ((uint64_t) src_id << NA_OFI_TAG_SRC_SHIFT) |
-           ((uint64_t) dest_id << NA_OFI_TAG_DEST_SHIFT) | tag;
-}
-
 int na_ofi_msg_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
                              size_t size, void *plugin_data, opal_na_addr_t *dest, uint8_t dest_id,
                              opal_na_tag_t tag, opal_na_op_id_t *op)
@@ -304,20 +387,23 @@ int na_ofi_msg_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, const
     na_ofi_class_t *oc = na_ofi_class(cls);
     na_ofi_op_t *o = (na_ofi_op_t *) op;
     na_ofi_addr_t *a = (na_ofi_addr_t *) dest;
-    uint64_t t = expected_tag(ctx->id, dest_id, tag);
-    ssize_t rc;
+    ssize_t rc = -FI_EAGAIN;
     op_begin(ctx, o, a);
+    o->post = NA_OFI_POST_TSEND;
+    o->fi_tag = expected_tag(ctx->id, dest_id, tag);
+    o->sbuf = buf;
+    o->len = size;
     OPAL_THREAD_LOCK(&oc->lock);
-    if (size <= oc->inject_size) {
-        NA_OFI_RETRY(cls, rc, fi_tinject(oc->ofi.ep, buf, size, a->fi_addr, t));
+    if (size <= oc->inject_size && NULL == oc->retry_head) {
+        rc = fi_tinject(oc->ofi.ep, buf, size, a->fi_addr, o->fi_tag);
         if (0 == rc) {
             na_ofi_op_done(cls, o, OPAL_SUCCESS);
         }
-    } else {
-        void *desc;
-        rc = OPAL_SUCCESS == local_desc(oc, o, buf, size, plugin_data, &desc) ? 0 : -FI_ENOMEM;
+    }
+    if (-FI_EAGAIN == rc) {
+        rc = OPAL_SUCCESS == local_desc(oc, o, buf, size, plugin_data, &o->desc) ? 0 : -FI_ENOMEM;
         if (0 == rc) {
-            NA_OFI_RETRY(cls, rc, fi_tsend(oc->ofi.ep, buf, size, desc, a->fi_addr, t, &o->fictx));
+            rc = na_ofi_start(cls, o);
         }
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
@@ -335,8 +421,9 @@ int na_ofi_msg_recv_expected(opal_na_class_t *cls, opal_na_context_t *ctx, void 
     na_ofi_class_t *oc = na_ofi_class(cls);
     na_ofi_op_t *o = (na_ofi_op_t *) op;
     na_ofi_addr_t *a = (na_ofi_addr_t *) source;
-    uint64_t t = expected_tag(source_id, ctx->id, tag);
     op_begin(ctx, o, a);
+    o->post = NA_OFI_POST_TRECV;
+    o->fi_tag = expected_tag(source_id, ctx->id, tag);
     o->buf = buf;
     o->size = size;
     OPAL_THREAD_LOCK(&oc->lock);
@@ -346,12 +433,11 @@ int na_ofi_msg_recv_expected(opal_na_class_t *cls, opal_na_context_t *ctx, void 
         OPAL_THREAD_UNLOCK(&oc->lock);
         return OPAL_SUCCESS;
     }
-    void *desc;
-    ssize_t rc = OPAL_SUCCESS == local_desc(oc, o, buf, size, plugin_data, &desc) ? 0 : -FI_ENOMEM;
+    ssize_t rc =
+        OPAL_SUCCESS == local_desc(oc, o, buf, size, plugin_data, &o->desc) ? 0 : -FI_ENOMEM;
     if (0 == rc) {
-        NA_OFI_RETRY(cls, rc, fi_trecv(oc->ofi.ep, buf, size, desc, a->fi_addr, t, 0, &o->fictx));
-    }
-    if (0 == rc) {
+        /* Listed first: a completion found by a retry's progress
+         * unlinks it. */
         o->prev = NULL;
         o->next = oc->exp_head;
         if (NULL != oc->exp_head) {
@@ -359,6 +445,18 @@ int na_ofi_msg_recv_expected(opal_na_class_t *cls, opal_na_context_t *ctx, void 
         }
         oc->exp_head = o;
         o->listed = true;
+        rc = na_ofi_start(cls, o);
+        if (0 != rc) {
+            if (NULL != o->prev) {
+                o->prev->next = o->next;
+            } else {
+                oc->exp_head = o->next;
+            }
+            if (NULL != o->next) {
+                o->next->prev = o->prev;
+            }
+            o->listed = false;
+        }
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
     if (0 != rc) {

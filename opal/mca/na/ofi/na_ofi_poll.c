@@ -215,6 +215,7 @@ int na_ofi_progress(opal_na_class_t *cls, unsigned int *count)
             break;
         }
     }
+    na_ofi_retry_drain(cls);
     if (NULL != count) {
         *count += done;
     }

@@ -237,9 +237,9 @@ static size_t seg_at(const na_ofi_mh_t *mh, size_t off, size_t *in)
     return i;
 }
 
-/* Issues pieces of o until the window is full or nothing is left; lock
- * held. Returns the provider's error for a piece it refused. */
-static ssize_t issue(opal_na_class_t *cls, na_ofi_op_t *o)
+/* Pieces until the window is full or nothing is left; -FI_EAGAIN when
+ * the provider had no room for the next one. */
+ssize_t na_ofi_rma_issue(opal_na_class_t *cls, na_ofi_op_t *o)
 {
     na_ofi_class_t *oc = na_ofi_class(cls);
     na_ofi_addr_t *peer = o->addr;
@@ -274,16 +274,11 @@ static ssize_t issue(opal_na_class_t *cls, na_ofi_op_t *o)
         void *lbuf = (void *) (uintptr_t) (ls->base + lin);
         void *desc = o->local->registered ? o->local->mrs[li].desc : NULL;
         uint64_t raddr = opal_common_ofi_rma_addr(&oc->ofi, rs->base, rs->base + rin);
-        /* Counted before the call: a retry's progress may complete it. */
         o->inflight++;
         if (o->is_put) {
-            NA_OFI_RETRY(
-                cls, rc,
-                fi_write(oc->ofi.ep, lbuf, len, desc, peer->fi_addr, raddr, rs->key, &p->fictx));
+            rc = fi_write(oc->ofi.ep, lbuf, len, desc, peer->fi_addr, raddr, rs->key, &p->fictx);
         } else {
-            NA_OFI_RETRY(
-                cls, rc,
-                fi_read(oc->ofi.ep, lbuf, len, desc, peer->fi_addr, raddr, rs->key, &p->fictx));
+            rc = fi_read(oc->ofi.ep, lbuf, len, desc, peer->fi_addr, raddr, rs->key, &p->fictx);
         }
         if (0 != rc) {
             o->inflight--;
@@ -303,19 +298,17 @@ void na_ofi_rma_piece_done(opal_na_class_t *cls, na_ofi_op_t *o, int err)
     if (0 != err && OPAL_SUCCESS == o->rma_error) {
         o->rma_error = na_ofi_fi_error(err);
     }
-    if (o->issuing) {
-        /* Inside issue()'s retry: it carries on. */
+    if (o->queued) {
+        /* Waiting for room: the retry queue carries on with it. */
         return;
     }
     if (OPAL_SUCCESS == o->rma_error && o->left > 0) {
-        o->issuing = true;
-        ssize_t rc = issue(cls, o);
-        o->issuing = false;
+        ssize_t rc = na_ofi_start(cls, o);
         if (0 != rc) {
             o->rma_error = na_ofi_fi_error((int) -rc);
         }
     }
-    if (0 == o->inflight && (0 == o->left || OPAL_SUCCESS != o->rma_error)) {
+    if (!o->queued && 0 == o->inflight && (0 == o->left || OPAL_SUCCESS != o->rma_error)) {
         na_ofi_op_done(cls, o, o->rma_error);
     }
 }
@@ -357,9 +350,9 @@ static int rma(opal_na_class_t *cls, opal_na_context_t *ctx, bool is_put, na_ofi
     atomic_fetch_add_explicit(&((na_ofi_context_t *) ctx->plugin)->pending, 1,
                               memory_order_relaxed);
     OPAL_THREAD_LOCK(&oc->lock);
-    o->issuing = true;
-    ssize_t rc = issue(cls, o);
-    o->issuing = false;
+    o->post = NA_OFI_POST_RMA;
+    o->queued = false;
+    ssize_t rc = na_ofi_start(cls, o);
     int ret = OPAL_SUCCESS;
     if (0 != rc && 0 == o->inflight && length == o->left) {
         /* Nothing started: refused now. */
@@ -371,7 +364,7 @@ static int rma(opal_na_class_t *cls, opal_na_context_t *ctx, bool is_put, na_ofi
         if (0 != rc && OPAL_SUCCESS == o->rma_error) {
             o->rma_error = na_ofi_fi_error((int) -rc);
         }
-        if (0 == o->inflight && (0 == o->left || OPAL_SUCCESS != o->rma_error)) {
+        if (!o->queued && 0 == o->inflight && (0 == o->left || OPAL_SUCCESS != o->rma_error)) {
             na_ofi_op_done(cls, o, o->rma_error);
         }
     }
