@@ -276,6 +276,71 @@ START_TEST(cancel_completes_once_as_canceled)
 }
 END_TEST
 
+/* Three classes: 0 owns and binds a handle, 1 receives it and forwards
+ * it to 2, which pulls naming 1: the bound address takes it to 0. */
+static void forward_case(const char *bulk_var, const char *engine)
+{
+    if (NULL != bulk_var) {
+        setenv("OPAL_MCA_bulk", bulk_var, 1);
+    }
+    ck_assert_int_eq(opal_init_util(NULL, NULL), OPAL_SUCCESS);
+    end_t e[3];
+    for (int i = 0; i < 3; ++i) {
+        end_open(&e[i]);
+    }
+    static unsigned char om[300000], lm[300000];
+    fill(om, sizeof(om), 5);
+    memset(lm, 0, sizeof(lm));
+    void *ob = om, *lb = lm;
+    size_t n = sizeof(om);
+    opal_bulk_t *origin = NULL, *local = NULL;
+    ck_assert_int_eq(opal_bulk_create(e[0].bc, 1, &ob, &n, OPAL_BULK_READ_ONLY, &origin),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_bind(origin, e[0].ctx), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_create(e[2].bc, 1, &lb, &n, OPAL_BULK_READ_WRITE, &local),
+                     OPAL_SUCCESS);
+    opal_bulk_t *at1 = sent_to(origin, &e[1], 0);
+    opal_bulk_t *at2 = sent_to(at1, &e[2], 0);
+    opal_na_addr_t *sender = addr_of(&e[2], &e[1]);
+    result_t r = {0};
+    opal_bulk_op_t *op = NULL;
+    ck_assert_int_eq(opal_bulk_transfer(e[2].bc, e[2].ctx, on_done, &r, OPAL_BULK_PULL, sender, 0,
+                                        at2, 0, local, 0, n, &op),
+                     OPAL_SUCCESS);
+    ck_assert_str_eq(opal_bulk_op_engine(op), engine);
+    for (int round = 0; round < 200000 && 0 == r.calls; ++round) {
+        for (int i = 0; i < 3; ++i) {
+            (void) opal_na_poll(e[i].na, e[i].ctx, NULL);
+            (void) opal_na_trigger(e[i].ctx, 0, NULL);
+        }
+    }
+    ck_assert_int_eq(r.calls, 1);
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    ck_assert(0 == memcmp(lm, om, n));
+    opal_na_addr_free(e[2].na, sender);
+    ck_assert_int_eq(opal_bulk_free(at2), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_free(at1), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_free(local), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_free(origin), OPAL_SUCCESS);
+    for (int i = 2; i >= 0; --i) {
+        end_close(&e[i]);
+    }
+    ck_assert_int_eq(opal_finalize_util(), OPAL_SUCCESS);
+    unsetenv("OPAL_MCA_bulk");
+}
+
+START_TEST(rdma_from_a_forwarded_bound_handle_reaches_its_origin)
+{
+    forward_case(NULL, "rdma");
+}
+END_TEST
+
+START_TEST(copy_from_a_forwarded_bound_handle_reaches_its_origin)
+{
+    forward_case("copy", "copy");
+}
+END_TEST
+
 /* The provider may not run here (no shm, no loopback): say so and skip. */
 static bool provider_runs(void)
 {
@@ -307,5 +372,7 @@ int main(void)
     OPAL_TEST_ADD(s, eager_handle_is_pulled_without_the_network);
     OPAL_TEST_ADD(s, a_transfer_past_the_origin_end_is_refused);
     OPAL_TEST_ADD(s, cancel_completes_once_as_canceled);
+    OPAL_TEST_ADD(s, rdma_from_a_forwarded_bound_handle_reaches_its_origin);
+    OPAL_TEST_ADD(s, copy_from_a_forwarded_bound_handle_reaches_its_origin);
     return opal_test_run(s);
 }
