@@ -79,8 +79,11 @@ struct opal_bulk_class_t {
     /* Idle operations (linked by next), under lock; transfers in flight. */
     struct opal_bulk_op_t *free_ops;
     _Atomic int32_t pending;
-    /* Poll hook state: rounds since the service last had traffic. */
-    uint32_t service_idle_rounds;
+    /* Poll hook state: rounds since the service last had traffic (a
+     * heuristic: relaxed), and who is in the hook (one thread at a time
+     * triggers the service context). */
+    _Atomic uint32_t service_idle_rounds;
+    atomic_flag service_busy;
 };
 
 /* A handle: this process's memory (local) or a peer's (remote, from

@@ -28,8 +28,15 @@
 static void service_hook(opal_na_class_t *cls, void *arg)
 {
     opal_bulk_class_t *bc = arg;
+    /* acquire: pairs with the release below, so the next thread in sees
+     * what this one's trigger did. Another thread in the hook: skip. */
+    if (atomic_flag_test_and_set_explicit(&bc->service_busy, memory_order_acquire)) {
+        return;
+    }
     unsigned int n = 0;
-    if (++bc->service_idle_rounds >= SERVICE_IDLE_PERIOD) {
+    uint32_t rounds =
+        atomic_fetch_add_explicit(&bc->service_idle_rounds, 1, memory_order_relaxed) + 1;
+    if (rounds >= SERVICE_IDLE_PERIOD) {
         /* The component's poll directly: opal_na_poll would run this
          * hook again. */
         (void) cls->ops->poll(cls, bc->service_ctx, &n);
@@ -37,10 +44,11 @@ static void service_hook(opal_na_class_t *cls, void *arg)
     unsigned int ran = 0;
     (void) opal_na_trigger(bc->service_ctx, 0, &ran);
     if (n + ran > 0) {
-        bc->service_idle_rounds = SERVICE_IDLE_PERIOD;
-    } else if (bc->service_idle_rounds >= SERVICE_IDLE_PERIOD) {
-        bc->service_idle_rounds = 0;
+        atomic_store_explicit(&bc->service_idle_rounds, SERVICE_IDLE_PERIOD, memory_order_relaxed);
+    } else if (rounds >= SERVICE_IDLE_PERIOD) {
+        atomic_store_explicit(&bc->service_idle_rounds, 0, memory_order_relaxed);
     }
+    atomic_flag_clear_explicit(&bc->service_busy, memory_order_release);
 }
 
 static uint64_t random_instance(void)
@@ -101,6 +109,8 @@ int opal_bulk_init(opal_na_class_t *na_class, opal_bulk_class_t **out)
     bc->instance = random_instance();
     bc->next_key = 1;
     atomic_init(&bc->pending, 0);
+    atomic_init(&bc->service_idle_rounds, 0);
+    atomic_flag_clear(&bc->service_busy);
     pthread_mutex_init(&bc->lock, NULL);
     OBJ_CONSTRUCT(&bc->handles, opal_hash_table_t);
     rc = opal_bulk_base_engines_open(bc);

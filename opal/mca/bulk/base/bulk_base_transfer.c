@@ -70,8 +70,9 @@ static void self_copy(opal_bulk_op_t *op)
     }
 }
 
-/* Picks the engine for op; *why says why (verbose output). NULL engine
- * with op->engine_name set: the base copies itself. */
+/* Picks the engine for op; why (NULL: not wanted) says why, for the
+ * verbose output. NULL engine with op->engine_name set: the base copies
+ * itself. */
 static int choose(opal_bulk_class_t *bc, opal_bulk_op_t *op, char *why, size_t why_size)
 {
     opal_bulk_t *origin = op->origin;
@@ -92,13 +93,17 @@ static int choose(opal_bulk_class_t *bc, opal_bulk_op_t *op, char *why, size_t w
     if (origin->local) {
         op->engine = NULL;
         op->engine_name = "self";
-        snprintf(why, why_size, "the origin handle is this process's");
+        if (NULL != why) {
+            snprintf(why, why_size, "the origin handle is this process's");
+        }
         return OPAL_SUCCESS;
     }
     if (OPAL_BULK_PULL == op->type && NULL != origin->eager) {
         op->engine = NULL;
         op->engine_name = "eager";
-        snprintf(why, why_size, "the origin handle carried its bytes inline");
+        if (NULL != why) {
+            snprintf(why, why_size, "the origin handle carried its bytes inline");
+        }
         return OPAL_SUCCESS;
     }
     if (NULL == op->origin_addr) {
@@ -107,26 +112,32 @@ static int choose(opal_bulk_class_t *bc, opal_bulk_op_t *op, char *why, size_t w
         return OPAL_ERR_BAD_PARAM;
     }
     opal_bulk_xfer_t x = {.type = op->type, .origin = origin, .local = op->local};
+    /* Reasons are kept also when not verbose: the error below says them. */
+    char none[512];
+    char *say = NULL == why ? none : why;
+    size_t say_size = NULL == why ? sizeof(none) : why_size;
     size_t used = 0;
-    why[0] = '\0';
+    say[0] = '\0';
     for (int i = 0; i < bc->engine_count; ++i) {
         const char *no = NULL;
         const opal_bulk_engine_t *e = bc->engines[i];
         if (e->accepts(bc, bc->engine_state[i], &x, &no)) {
             op->engine = e;
             op->engine_name = e->name;
-            snprintf(why + used, why_size - used, "%shighest priority engine that accepts it",
-                     0 == used ? "" : "; ");
+            if (NULL != why) {
+                snprintf(why + used, why_size - used, "%shighest priority engine that accepts it",
+                         0 == used ? "" : "; ");
+            }
             return OPAL_SUCCESS;
         }
-        int n = snprintf(why + used, why_size - used, "%snot %s: %s", 0 == used ? "" : "; ",
+        int n = snprintf(say + used, say_size - used, "%snot %s: %s", 0 == used ? "" : "; ",
                          e->name, no);
-        if (n > 0 && (size_t) n < why_size - used) {
+        if (n > 0 && (size_t) n < say_size - used) {
             used += (size_t) n;
         }
     }
     opal_output(0, "bulk: no engine can %s between these handles over %s (%s)", type_name(op->type),
-                opal_na_get_protocol(bc->na_class), why);
+                opal_na_get_protocol(bc->na_class), say);
     return OPAL_ERR_NOT_SUPPORTED;
 }
 
@@ -192,15 +203,19 @@ int opal_bulk_transfer(opal_bulk_class_t *bc, opal_na_context_t *na_ctx, opal_bu
     (void) opal_bulk_ref_incr(local_handle);
     op->origin = origin_handle;
     op->local = local_handle;
+    /* The reasons are written only when someone reads them. */
+    bool verbose = opal_output_check_verbosity(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output);
     char why[256];
-    rc = choose(bc, op, why, sizeof(why));
+    rc = choose(bc, op, verbose ? why : NULL, sizeof(why));
     if (OPAL_SUCCESS != rc) {
         opal_bulk_base_op_put(op);
         return rc;
     }
-    opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
-                        "%s of %zu bytes over %s by %s: %s", type_name(type), size,
-                        opal_na_get_protocol(bc->na_class), op->engine_name, why);
+    if (verbose) {
+        opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_bulk_base_output,
+                            "%s of %zu bytes over %s by %s: %s", type_name(type), size,
+                            opal_na_get_protocol(bc->na_class), op->engine_name, why);
+    }
     opal_bulk_base_op_arm(op);
     atomic_fetch_add_explicit(&bc->pending, 1, memory_order_acq_rel);
     if (NULL != op_out) {
