@@ -293,6 +293,9 @@ int na_btl_rte_install(bool *installed);
 int na_btl_rte_card(uint8_t **card, size_t *size);
 /* Makes peer rank's card known (the modex answers from it). */
 int na_btl_rte_add_card(uint32_t rank, const uint8_t *card, size_t size);
+/* A copy (malloc'd) of peer rank's card: the one its URI brought, or
+ * its card file. OPAL_ERR_NOT_FOUND when neither exists. */
+int na_btl_rte_peer_card(uint32_t rank, uint8_t **card, size_t *size);
 void na_btl_rte_uninstall(void);
 
 /* na_btl_cleanup.c */

@@ -255,6 +255,15 @@ static const uint8_t *addr_card(na_btl_class_t *nb, opal_na_addr_t *addr, size_t
         *size = nb->card_size;
         return nb->card;
     }
+    if (NULL == addr->card) {
+        /* A peer known from its first message: its card is the one the
+         * BTLs found. */
+        OPAL_THREAD_LOCK(&nb->lock);
+        if (NULL == addr->card) {
+            (void) na_btl_rte_peer_card(addr->rank, &addr->card, &addr->card_size);
+        }
+        OPAL_THREAD_UNLOCK(&nb->lock);
+    }
     *size = addr->card_size;
     return addr->card;
 }
