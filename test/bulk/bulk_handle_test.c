@@ -315,6 +315,19 @@ START_TEST(finalize_refuses_while_local_handles_are_alive)
 }
 END_TEST
 
+START_TEST(a_second_bulk_class_on_one_na_class_is_refused)
+{
+    opal_bulk_class_t *second = (opal_bulk_class_t *) 1;
+    void (*hook)(opal_na_class_t *, void *) = a.na->poll_hook;
+    ck_assert_ptr_nonnull(hook);
+    ck_assert_int_eq(opal_bulk_init(a.na, &second), OPAL_ERR_EXISTS);
+    ck_assert_ptr_null(second);
+    /* The first one keeps its service context and hook. */
+    ck_assert(a.na->poll_hook == hook);
+    ck_assert_ptr_nonnull(opal_na_base_context_get(a.na, OPAL_NA_CONTEXT_ID_BULK));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bulk_handle");
@@ -335,6 +348,7 @@ int main(void)
         {wrong_magic_version_flags_and_lengths_are_refused},
         {bound_handle_carries_its_origin_through_a_forward},
         {finalize_refuses_while_local_handles_are_alive},
+        {a_second_bulk_class_on_one_na_class_is_refused},
     };
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); ++i) {
         TCase *tc = tcase_create(tests[i].t->name);

@@ -64,6 +64,8 @@ struct opal_bulk_class_t {
     const struct opal_bulk_engine_t *engines[OPAL_BULK_MAX_ENGINES];
     void *engine_state[OPAL_BULK_MAX_ENGINES];
     int engine_count;
+    /* Set once the engines' class_init ran (their class_fini then must). */
+    bool engines_ready;
     /* Handles are registered with the na class (it has RMA and an engine
      * uses it). */
     bool register_memory;
@@ -84,6 +86,7 @@ struct opal_bulk_class_t {
      * triggers the service context). */
     _Atomic uint32_t service_idle_rounds;
     atomic_flag service_busy;
+    bool hook_installed;
 };
 
 /* A handle: this process's memory (local) or a peer's (remote, from

@@ -75,9 +75,15 @@ static void class_free(opal_bulk_class_t *bc)
         }
         free(op);
     }
-    opal_bulk_base_engines_close(bc);
-    if (NULL != bc->service_ctx) {
+    /* The hook goes first: the engines' shutdown progresses the service
+     * context itself, and nothing may trigger it once they are gone. */
+    if (NULL != bc->service_ctx && bc->hook_installed) {
         (void) opal_na_base_poll_hook_set(bc->na_class, NULL, NULL);
+    }
+    if (bc->engines_ready) {
+        opal_bulk_base_engines_close(bc);
+    }
+    if (NULL != bc->service_ctx) {
         int rc = opal_na_context_destroy(bc->na_class, bc->service_ctx);
         if (OPAL_SUCCESS != rc) {
             opal_output(0, "bulk: cannot destroy the bulk service context of %s: %s",
@@ -130,6 +136,7 @@ int opal_bulk_init(opal_na_class_t *na_class, opal_bulk_class_t **out)
             goto fail;
         }
         rc = opal_na_base_poll_hook_set(na_class, service_hook, bc);
+        bc->hook_installed = OPAL_SUCCESS == rc;
         if (OPAL_SUCCESS != rc) {
             opal_output(0, "bulk: na class %s already has a bulk class (one per na class)",
                         opal_na_get_protocol(na_class));
@@ -155,6 +162,7 @@ int opal_bulk_init(opal_na_class_t *na_class, opal_bulk_class_t **out)
         ++kept;
     }
     bc->engine_count = kept;
+    bc->engines_ready = true;
     if (0 == kept) {
         opal_output(0, "bulk: no transfer engine could set itself up over %s",
                     opal_na_get_protocol(na_class));
