@@ -13,6 +13,7 @@
 
 #include "opal/mca/base/mca_base_open.h"
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/na/base/base.h"
 #include "opal/runtime/opal_init.h"
 #include "tools/opal_info/opal_info.h"
 #include "opal/util/opal_cmd_line.h"
@@ -38,6 +39,9 @@ static const opal_cmd_line_option_t options[] = {
      "Open the frameworks and run their selection here: which components would be chosen, and "
      "why each other one would not"},
     {"pvars", '\0', 0, NULL, "Show the performance variables up to --level"},
+    {"cleanup", '\0', 0, NULL,
+     "Remove what processes started alone (no launcher) that are gone left behind: na "
+     "components' files in /dev/shm, never a live process's or another user's"},
     {"path", '\0', 0, NULL, "Show the install paths and the component path"},
     {"config", 'c', 0, NULL,
      "Show the configuration: configure options, compiler, flags, "
@@ -219,7 +223,8 @@ static bool read_options(opal_info_t *info, const opal_cmd_line_t *cmd, sections
     sections->selected = opal_cmd_line_is_taken(cmd, "selected");
     /* Asking for one thing shows that thing only. */
     bool asked = sections->paths || sections->config || sections->pvars || sections->failed ||
-                 sections->selected || sections->num_params > 0;
+                 sections->selected || sections->num_params > 0 ||
+                 opal_cmd_line_is_taken(cmd, "cleanup");
     sections->header = all || !asked;
     sections->components = all || !asked;
     return true;
@@ -267,6 +272,18 @@ static void show_param_option(opal_info_t *info, const char *fw, const char *com
         }
     }
     opal_info_show_params(info, fw, comp);
+}
+
+/* --cleanup: every na component's cleanup (opal_na_cleanup). */
+static void run_cleanup(opal_info_t *info)
+{
+    int removed = opal_na_cleanup();
+    if (removed < 0) {
+        opal_info_error(info, "--cleanup: %s", opal_strerror(removed));
+        return;
+    }
+    fprintf(info->out, "opal_info: --cleanup removed %d file(s) of processes that are gone\n",
+            removed);
 }
 
 /* Registers what the sections need, then prints them in order. */
@@ -325,6 +342,9 @@ static void run_sections(opal_info_t *info, const opal_cmd_line_t *cmd, const se
     }
     if (s->selected) {
         opal_info_show_selected(info);
+    }
+    if (opal_cmd_line_is_taken(cmd, "cleanup")) {
+        run_cleanup(info);
     }
 }
 

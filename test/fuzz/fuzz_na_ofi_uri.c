@@ -1,0 +1,58 @@
+/*
+ * libFuzzer target: na/ofi's URI lookup (the text after "ofi+tcp://" and
+ * "ofi+shm://"). The input is the whole URI; the first byte picks the
+ * class (even: tcp, odd: shm). Lookup must refuse or accept without
+ * reading past the string; an accepted address must print back as a URI
+ * that looks up to the same address.
+ */
+#include "opal/opal_config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/na/base/base.h"
+#include "opal/runtime/opal_init.h"
+#include "opal/util/opal_error.h"
+
+static opal_na_class_t *classes[2];
+
+static opal_na_class_t *class_for(int which)
+{
+    static int opened;
+    if (!opened) {
+        opened = 1;
+        (void) opal_init_util(NULL, NULL);
+        (void) opal_na_initialize("ofi+tcp://127.0.0.1", false, &classes[0]);
+        (void) opal_na_initialize("ofi+shm", false, &classes[1]);
+    }
+    return classes[which];
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (0 == size) {
+        return 0;
+    }
+    opal_na_class_t *cls = class_for(data[0] & 1);
+    if (NULL == cls) {
+        return 0;
+    }
+    char *uri = malloc(size);
+    memcpy(uri, data + 1, size - 1);
+    uri[size - 1] = '\0';
+    opal_na_addr_t *a = NULL;
+    if (OPAL_SUCCESS == opal_na_addr_lookup(cls, uri, &a)) {
+        char back[1024];
+        size_t n = sizeof(back);
+        opal_na_addr_t *b = NULL;
+        if (OPAL_SUCCESS != opal_na_addr_to_string(cls, back, &n, a) ||
+            OPAL_SUCCESS != opal_na_addr_lookup(cls, back, &b) || !opal_na_addr_cmp(cls, a, b)) {
+            abort();
+        }
+        opal_na_addr_free(cls, b);
+        opal_na_addr_free(cls, a);
+    }
+    free(uri);
+    return 0;
+}
