@@ -187,7 +187,8 @@ OPAL_DECLSPEC int opal_sched_destroy(opal_sched_t **sched);
 
 /* Runs the ready work the policy runs in the calling thread, and releases
  * delayed tasks whose time came. Returns the number of tasks started
- * (>= 0). Calling it from inside a body or callback returns 0. */
+ * (>= 0). Returns 0 while another pass over this scheduler runs (another
+ * thread, or the body of a task this pass runs). */
 OPAL_DECLSPEC int opal_sched_progress(opal_sched_t *sched);
 
 /* True when every scheduled task completed (nothing waiting, ready,

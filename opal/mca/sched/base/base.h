@@ -24,7 +24,7 @@ OPAL_DECLSPEC extern const mca_sched_base_component_t *mca_sched_base_selected_c
 OPAL_DECLSPEC void mca_sched_base_task_run(opal_sched_task_t *task);
 
 /* True when the calling thread is inside a body or callback of sched
- * (opal_sched_progress does not nest). */
+ * (opal_sched_complete and opal_sched_destroy refuse to run there). */
 OPAL_DECLSPEC bool mca_sched_base_in_task(void);
 
 #endif /* OPAL_MCA_SCHED_BASE_BASE_H */

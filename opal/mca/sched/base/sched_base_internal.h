@@ -84,6 +84,20 @@ static inline void sched_counter_add(opal_atomic_size_t *counter, size_t delta)
                           memory_order_relaxed);
 }
 
+/* Adds delta to a counter several threads may change, and returns the old
+ * value. A read-modify-write with a lock prefix costs about as much as the
+ * rest of an empty task, so one thread does a plain load and store. */
+static inline size_t sched_counter_fetch_add(opal_atomic_size_t *counter, size_t delta,
+                                             memory_order order)
+{
+    if (!opal_using_threads()) {
+        size_t old = atomic_load_explicit(counter, memory_order_relaxed);
+        atomic_store_explicit(counter, old + delta, memory_order_relaxed);
+        return old;
+    }
+    return atomic_fetch_add_explicit(counter, delta, order);
+}
+
 /* A record from the scheduler's free list, or NULL when memory ran out. */
 opal_sched_link_t *mca_sched_base_link_get(opal_sched_t *sched);
 void mca_sched_base_link_return(opal_sched_t *sched, opal_sched_link_t *link);

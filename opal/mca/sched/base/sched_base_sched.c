@@ -90,12 +90,19 @@ fail:
 
 int opal_sched_progress(opal_sched_t *sched)
 {
-    if (NULL == sched || mca_sched_base_in_task()) {
+    if (NULL == sched) {
         return 0;
     }
-    /* acquire pairs with the release below: the previous pass's writes
-     * to the policy's state are visible to this one. */
-    if (atomic_exchange_explicit(&sched->s_progressing, true, memory_order_acquire)) {
+    /* One pass at a time, which also stops a body from progressing the
+     * scheduler running it. acquire pairs with the release below: the
+     * previous pass's writes to the policy's state are visible to this
+     * one. One thread needs no exchange. */
+    if (!opal_using_threads()) {
+        if (atomic_load_explicit(&sched->s_progressing, memory_order_relaxed)) {
+            return 0;
+        }
+        atomic_store_explicit(&sched->s_progressing, true, memory_order_relaxed);
+    } else if (atomic_exchange_explicit(&sched->s_progressing, true, memory_order_acquire)) {
         return 0;
     }
     int n = mca_sched_base_release_delayed(sched, false);

@@ -16,24 +16,34 @@
 
 OBJ_CLASS_INSTANCE(opal_sched_task_t, opal_free_list_item_t, NULL, NULL);
 
-/* Depth of bodies and callbacks the calling thread is inside. */
-static _Thread_local int sched_task_depth;
+/* Depth of bodies and callbacks the calling thread is inside. Initial-exec:
+ * libopal is loaded with the program, and the default model's
+ * __tls_get_addr call cost 7% of an empty task. */
+static _Thread_local int sched_task_depth __attribute__((tls_model("initial-exec")));
 
 bool mca_sched_base_in_task(void)
 {
     return sched_task_depth > 0;
 }
 
+static void links_return(opal_sched_t *sched, opal_sched_link_t *l)
+{
+    while (NULL != l) {
+        opal_sched_link_t *next = l->l_next;
+        mca_sched_base_link_return(sched, l);
+        l = next;
+    }
+}
+
 static void task_free(opal_sched_task_t *task)
 {
     opal_sched_t *sched = task->t_sched;
     /* Records left on a task that never ran (released unscheduled). */
-    opal_sched_link_t *lists[] = {task->t_prep_cbs, task->t_comp_cbs, task->t_dependents};
-    for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); ++i) {
-        for (opal_sched_link_t *l = lists[i], *next; NULL != l; l = next) {
-            next = l->l_next;
-            mca_sched_base_link_return(sched, l);
-        }
+    if (OPAL_UNLIKELY(NULL != task->t_prep_cbs || NULL != task->t_comp_cbs ||
+                      NULL != task->t_dependents)) {
+        links_return(sched, task->t_prep_cbs);
+        links_return(sched, task->t_comp_cbs);
+        links_return(sched, task->t_dependents);
     }
     opal_free_list_return(&sched->s_tasks, &task->super);
 }
@@ -46,9 +56,17 @@ void opal_sched_task_retain(opal_sched_task_t *task)
 
 void opal_sched_task_release(opal_sched_task_t *task)
 {
-    /* acq_rel: the last release sees every write made under the other
-     * references before it frees the task. */
-    if (1 == atomic_fetch_sub_explicit(&task->t_refcount, 1, memory_order_acq_rel)) {
+    int32_t old;
+    if (!opal_using_threads()) {
+        /* One thread: no lock prefix (see sched_counter_fetch_add). */
+        old = atomic_load_explicit(&task->t_refcount, memory_order_relaxed);
+        atomic_store_explicit(&task->t_refcount, old - 1, memory_order_relaxed);
+    } else {
+        /* acq_rel: the last release sees every write made under the other
+         * references before it frees the task. */
+        old = atomic_fetch_sub_explicit(&task->t_refcount, 1, memory_order_acq_rel);
+    }
+    if (1 == old) {
         task_free(task);
     }
 }
@@ -304,7 +322,7 @@ static int task_schedule(opal_sched_task_t *task, uint32_t flags, uint64_t delay
     }
     if (0 == (task->t_flags & SCHED_TASK_F_SCHED_REF)) {
         task->t_flags |= SCHED_TASK_F_SCHED_REF;
-        atomic_fetch_add_explicit(&sched->s_inflight, 1, memory_order_relaxed);
+        (void) sched_counter_fetch_add(&sched->s_inflight, 1, memory_order_relaxed);
     }
     task->t_not_before_ns = 0 != delay_ns ? now + delay_ns : 0;
     task->t_state = OPAL_SCHED_TASK_WAITING;
@@ -422,10 +440,7 @@ static void task_finish(opal_sched_task_t *task, int result)
         bool sched_ref = 0 != (t->t_flags & SCHED_TASK_F_SCHED_REF);
         t->t_flags &= ~(uint32_t) SCHED_TASK_F_SCHED_REF;
         SCHED_UNLOCK(sched);
-        for (opal_sched_link_t *l = deps, *next; NULL != l; l = next) {
-            next = l->l_next;
-            mca_sched_base_link_return(sched, l);
-        }
+        links_return(sched, deps);
         if (sched_ref) {
             opal_sched_task_release(t);
             /* Last touch of the scheduler for this task: once the count is
@@ -433,7 +448,7 @@ static void task_finish(opal_sched_task_t *task, int result)
              * acquire in opal_sched_check_complete). Tasks still in work
              * or ready are counted, so the count is not zero before the
              * loops below are done with the scheduler. */
-            atomic_fetch_sub_explicit(&sched->s_inflight, 1, memory_order_release);
+            (void) sched_counter_fetch_add(&sched->s_inflight, (size_t) -1, memory_order_release);
         }
     }
     while (NULL != ready) {
@@ -455,6 +470,7 @@ int opal_sched_task_complete(opal_sched_task_t *task, int result)
     bool running = OPAL_SCHED_TASK_RUNNING == task->t_state;
     if (running) {
         task->t_state = OPAL_SCHED_TASK_COMPLETED;
+        task->t_result = result;
     }
     SCHED_UNLOCK(sched);
     if (!running) {

@@ -51,6 +51,9 @@ typedef struct pool_state_t {
     bool p_threads_before;
 } pool_state_t;
 
+/* Empty looks at the queues before a worker sleeps. */
+#define SCHED_POOL_SPIN 256
+
 /* The worker the calling thread is, if any. */
 static _Thread_local pool_worker_t *pool_self;
 
@@ -96,12 +99,22 @@ static void *worker_main(void *arg)
     pool_state_t *p = self->w_pool;
     pool_self = self;
     mca_sched_pool_binding_apply(p->p_binding, self->w_index);
+    unsigned int idle = 0;
     while (!atomic_load_explicit(&p->p_stop, memory_order_acquire)) {
         opal_sched_task_t *task = pool_take(p, self);
         if (NULL != task) {
             mca_sched_base_task_run(task);
+            idle = 0;
             continue;
         }
+        /* Look again a few times before sleeping: a wake-up costs two
+         * system calls and tens of microseconds, while the next task of a
+         * busy producer is usually a few hundred nanoseconds away. */
+        if (idle++ < SCHED_POOL_SPIN) {
+            opal_atomic_pause();
+            continue;
+        }
+        idle = 0;
         opal_mutex_lock(&p->p_sleep_lock);
         atomic_fetch_add_explicit(&p->p_sleepers, 1, memory_order_seq_cst);
         if (0 == atomic_load_explicit(&p->p_queued, memory_order_seq_cst) &&
