@@ -43,9 +43,11 @@ static int sched_base_progress(void)
 {
     int n = 0;
     opal_mutex_lock(&sched_base_list_lock);
-    opal_sched_t *sched;
-    OPAL_LIST_FOREACH (sched, &sched_base_list, opal_sched_t) {
-        n += opal_sched_progress(sched);
+    /* Through void *: a scheduler is more aligned than its list item
+     * (it holds free lists with 16-byte heads). */
+    opal_list_item_t *item;
+    OPAL_LIST_FOREACH (item, &sched_base_list, opal_list_item_t) {
+        n += opal_sched_progress((opal_sched_t *) (void *) item);
     }
     opal_mutex_unlock(&sched_base_list_lock);
     return n;

@@ -77,7 +77,9 @@ int opal_sched_task_create(opal_sched_t *sched, opal_sched_task_fn_t body, uint3
     if (NULL == sched || NULL == task || 0 != (flags & ~(uint32_t) OPAL_SCHED_TASK_AUTO)) {
         return OPAL_ERR_BAD_PARAM;
     }
-    opal_sched_task_t *t = (opal_sched_task_t *) opal_free_list_get(&sched->s_tasks);
+    /* Through void *: the list hands out items at the task's alignment
+     * (opal_sched_create), which the item type does not say. */
+    opal_sched_task_t *t = (opal_sched_task_t *) (void *) opal_free_list_get(&sched->s_tasks);
     if (OPAL_UNLIKELY(NULL == t)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
