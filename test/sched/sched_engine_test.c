@@ -550,8 +550,11 @@ START_TEST(bad_calls_are_refused)
     ck_assert_ptr_null(opal_sched_task_arg(t, OPAL_SCHED_TASK_ARG_SIZE + 1));
     ck_assert_int_eq(opal_sched_task_complete(t, OPAL_SUCCESS), OPAL_ERR_BAD_PARAM);
     ck_assert_int_eq(opal_sched_task_set_priority(t, -1, 0), OPAL_ERR_BAD_PARAM);
+    /* Held, so that the second call does not meet a freed task. */
+    opal_sched_task_retain(t);
     ck_assert_int_eq(opal_sched_task_schedule(t, 0), OPAL_SUCCESS);
     ck_assert_int_eq(opal_sched_task_schedule(t, 0), OPAL_ERR_BAD_PARAM);
+    opal_sched_task_release(t);
     opal_sched_task_t *late = step_new(sched, &log, 2);
     ck_assert_int_eq(opal_sched_task_schedule(late, 0), OPAL_SUCCESS);
     opal_sched_task_t *dep = step_new(sched, &log, 3);

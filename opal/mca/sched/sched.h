@@ -201,7 +201,9 @@ OPAL_DECLSPEC int opal_sched_register_comp_cb(opal_sched_t *sched, opal_sched_co
 
 /* Finishes the scheduler: with cancel, cancels every task that has not
  * run; then progresses until every task completed and calls the
- * scheduler's completion callbacks with result. Returns OPAL_SUCCESS. */
+ * scheduler's completion callbacks with result. Returns OPAL_SUCCESS.
+ * A scheduled task that waits for a task nobody schedules keeps this
+ * waiting: schedule (or cancel) every task others depend on. */
 OPAL_DECLSPEC int opal_sched_complete(opal_sched_t *sched, int result, bool cancel);
 
 /* Creates a task (flags: OPAL_SCHED_TASK_AUTO). The caller holds one
@@ -324,8 +326,9 @@ typedef struct mca_sched_base_module_t {
 
     /* A task is being scheduled (before it waits for anything): account
      * it or refuse it with OPAL_ERR_RESOURCE_BUSY. force (a re-init) must
-     * not refuse. Called from the scheduling thread, without the
-     * scheduler's lock. Optional: NULL admits everything. */
+     * not refuse. Called from the scheduling thread with the scheduler's
+     * lock held: it must not call into the engine. Optional: NULL admits
+     * everything. */
     int (*sched_admit)(void *state, opal_sched_task_t *task, bool force);
 
     /* An admitted task leaves the policy's account: it starts running or

@@ -5,8 +5,9 @@
  * Locking: s_lock (taken only when opal_using_threads()) guards every
  * task's engine state once it is scheduled (t_state, t_flags, dependency
  * counts and edges), the delayed list and the scheduler's callbacks. It
- * is never held while a body, a callback or a policy operation runs, so
- * those may call back into the engine. The base's list of schedulers
+ * is never held while a body, a callback or a policy operation runs (but
+ * sched_admit, which must not call back), so those may call back into the
+ * engine. The base's list of schedulers
  * (sched_base_frame.c) is taken before s_lock, never after.
  */
 #ifndef OPAL_MCA_SCHED_BASE_SCHED_BASE_INTERNAL_H

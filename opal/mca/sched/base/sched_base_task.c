@@ -310,16 +310,21 @@ static int task_schedule(opal_sched_task_t *task, uint32_t flags, uint64_t delay
 {
     opal_sched_t *sched = task->t_sched;
     const mca_sched_base_module_t *policy = sched->s_policy;
-    if (NULL != policy->sched_admit) {
-        int rc = policy->sched_admit(sched->s_policy_state, task, reinit);
-        if (OPAL_SUCCESS != rc) {
-            return rc;
-        }
-    }
     uint64_t now = 0 != delay_ns ? opal_timer_ns() : 0;
     bool ready = false;
     SCHED_LOCK(sched);
+    /* Checked under the lock: a second schedule of a task that already
+     * runs on another thread must see its state, not a stale one. */
+    if (OPAL_SCHED_TASK_INIT != task->t_state) {
+        SCHED_UNLOCK(sched);
+        return OPAL_ERR_BAD_PARAM;
+    }
     if (NULL != policy->sched_admit) {
+        int rc = policy->sched_admit(sched->s_policy_state, task, reinit);
+        if (OPAL_SUCCESS != rc) {
+            SCHED_UNLOCK(sched);
+            return rc;
+        }
         task->t_flags |= SCHED_TASK_F_ADMITTED;
     }
     if (0 == (task->t_flags & SCHED_TASK_F_SCHED_REF)) {
@@ -340,8 +345,7 @@ static int task_schedule(opal_sched_task_t *task, uint32_t flags, uint64_t delay
 
 int opal_sched_task_schedule_delayed(opal_sched_task_t *task, uint32_t flags, uint64_t delay_ns)
 {
-    if (NULL == task || 0 != (flags & ~(uint32_t) OPAL_SCHED_INLINE) ||
-        OPAL_SCHED_TASK_INIT != task->t_state) {
+    if (NULL == task || 0 != (flags & ~(uint32_t) OPAL_SCHED_INLINE)) {
         return OPAL_ERR_BAD_PARAM;
     }
     return task_schedule(task, flags, delay_ns, false);
