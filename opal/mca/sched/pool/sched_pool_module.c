@@ -47,9 +47,12 @@ typedef struct pool_state_t {
     opal_atomic_bool_t p_stop;
     /* Round robin for tasks made ready outside the workers. */
     opal_atomic_uint32_t p_next;
-    /* opal_using_threads() before this pool turned it on. */
-    bool p_threads_before;
 } pool_state_t;
+
+/* Pools alive in the process, and whether threads were on before the
+ * first: the last pool to go restores that (pools may end in any order). */
+static opal_atomic_int32_t pool_live = 0;
+static bool pool_threads_before = false;
 
 /* Empty looks at the queues before a worker sleeps. */
 #define SCHED_POOL_SPIN 256
@@ -176,7 +179,8 @@ static void pool_free(pool_state_t *p)
     mca_sched_pool_binding_free(p->p_binding);
     OBJ_DESTRUCT(&p->p_sleep_cond);
     OBJ_DESTRUCT(&p->p_sleep_lock);
-    if (!p->p_threads_before) {
+    if (1 == atomic_fetch_sub_explicit(&pool_live, 1, memory_order_acq_rel) &&
+        !pool_threads_before) {
         (void) opal_set_using_threads(false);
     }
     free(p);
@@ -193,7 +197,10 @@ static int pool_attach(opal_sched_t *sched, void **state)
     OBJ_CONSTRUCT(&p->p_sleep_cond, opal_condition_t);
     /* The engine's locks are taken only when threads are on: turn them on
      * before the first worker exists. */
-    p->p_threads_before = opal_set_using_threads(true);
+    bool before = opal_set_using_threads(true);
+    if (0 == atomic_fetch_add_explicit(&pool_live, 1, memory_order_acq_rel)) {
+        pool_threads_before = before;
+    }
     unsigned int n = mca_sched_pool_config.workers;
     int rc = mca_sched_pool_binding_plan(mca_sched_pool_config.bind, &n, &p->p_binding);
     if (OPAL_SUCCESS != rc) {
