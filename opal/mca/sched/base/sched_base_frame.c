@@ -113,7 +113,7 @@ int opal_sched_init(void)
     sched_base_progress_registered = OPAL_SUCCESS == opal_progress_register(sched_base_progress);
     sched_base_users = 1;
     opal_output_verbose(MCA_BASE_VERBOSE_INFO, opal_sched_base_framework.framework_output,
-                        "sched: policy %s selected", opal_sched_policy_name());
+                        "policy %s selected", opal_sched_policy_name());
     return OPAL_SUCCESS;
 fail_open:
     (void) mca_base_framework_close(&opal_sched_base_framework);

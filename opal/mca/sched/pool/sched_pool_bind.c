@@ -125,7 +125,7 @@ out:
         if (OPAL_ERR_NOT_AVAILABLE != rc || SCHED_POOL_BIND_NONE != mode) {
             opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT,
                                 opal_sched_base_framework.framework_output,
-                                "sched/pool: workers stay unbound: %s",
+                                "pool: workers stay unbound: %s",
                                 OPAL_ERR_NOT_AVAILABLE == rc ? "hwloc could not read the topology"
                                                              : opal_strerror(rc));
         }
@@ -148,7 +148,7 @@ void mca_sched_pool_binding_apply(sched_pool_binding_t *b, unsigned int index)
         char *text = NULL;
         (void) hwloc_bitmap_list_asprintf(&text, b->sets[index % b->count]);
         opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_sched_base_framework.framework_output,
-                            "sched/pool: worker %u could not bind to CPUs %s", index,
+                            "pool: worker %u could not bind to CPUs %s", index,
                             NULL == text ? "?" : text);
         free(text);
     }
@@ -167,7 +167,7 @@ int mca_sched_pool_binding_plan(int mode, unsigned int *nworkers, sched_pool_bin
     }
     if (SCHED_POOL_BIND_NONE != mode) {
         opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_sched_base_framework.framework_output,
-                            "sched/pool: workers stay unbound: built without hwloc");
+                            "pool: workers stay unbound: built without hwloc");
     }
     return OPAL_SUCCESS;
 }
