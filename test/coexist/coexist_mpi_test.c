@@ -13,7 +13,7 @@
 #include "test/support/opal_test.h"
 
 #define OPAL_FIRST ORTE_TEST_BUILDDIR "/test/coexist/coexist_rank_opal_first"
-#define MPI_FIRST ORTE_TEST_BUILDDIR "/test/coexist/coexist_rank_mpi_first"
+#define MPI_FIRST  ORTE_TEST_BUILDDIR "/test/coexist/coexist_rank_mpi_first"
 
 /* Position of the first DT_NEEDED entry naming lib in readelf's output of
  * program, or -1. */
@@ -117,17 +117,19 @@ static Suite *coexist_suite(void)
 
 int main(void)
 {
+    const char *skip = NULL;
 #if !OPAL_HAVE_MPI
-    printf("SKIP: Open MPI's mpicc or mpi.h was not found by configure (install "
-           "libopenmpi-dev): the MPI programs are not built\n");
-    return 77;
+    skip = "Open MPI's mpicc or mpi.h was not found by configure (install libopenmpi-dev): the "
+           "MPI programs are not built";
 #elif !OPAL_HAVE_PMIX
-    printf("SKIP: libpmix is absent (install libpmix-dev): ess/pmix, which connects our runtime "
-           "to mpirun, is not built\n");
-    return 77;
-#else
-    if (!orte_test_have_program("mpirun")) {
-        printf("SKIP: no mpirun in PATH (install openmpi-bin)\n");
+    skip = "libpmix is absent (install libpmix-dev): ess/pmix, which connects our runtime to "
+           "mpirun, is not built";
+#endif
+    if (NULL == skip && !orte_test_have_program("mpirun")) {
+        skip = "no mpirun in PATH (install openmpi-bin)";
+    }
+    if (NULL != skip) {
+        printf("SKIP: %s\n", skip);
         return 77;
     }
     orte_test_forget_launchers();
@@ -143,5 +145,4 @@ int main(void)
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     return opal_test_run(coexist_suite());
-#endif
 }

@@ -42,9 +42,9 @@
 #include "opal/util/opal_timer.h"
 #include "orte/runtime/orte_init.h"
 
-#define PING_TAG (MCA_BTL_TAG_USER_MIN + 7)
+#define PING_TAG    (MCA_BTL_TAG_USER_MIN + 7)
 #define ROUND_TRIPS 1000
-#define PAYLOAD 64
+#define PAYLOAD     64
 #define DEADLINE_NS (UINT64_C(120) * 1000000000)
 
 static int my_rank = -1;
@@ -287,8 +287,7 @@ static bool allreduce_works(int size, const char *when)
     int sum = -1;
     int rc = MPI_Allreduce(&my_rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (MPI_SUCCESS != rc || sum != size * (size - 1) / 2) {
-        fail("MPI_Allreduce %s: rc %d, sum %d instead of %d", when, rc, sum,
-             size * (size - 1) / 2);
+        fail("MPI_Allreduce %s: rc %d, sum %d instead of %d", when, rc, sum, size * (size - 1) / 2);
         return false;
     }
     return true;
