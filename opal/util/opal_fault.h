@@ -49,6 +49,8 @@
     X(btl_get, "btl/sm's get fails (OPAL_ERR_OUT_OF_RESOURCE)")                                    \
     X(sm_recv_drop, "btl/sm drops a received message before delivering it")                        \
     X(sm_recv_corrupt, "btl/sm sees a received fast-box message with a damaged type")              \
+    X(ofi_recv_drop, "btl/ofi drops a received message before delivering it")                      \
+    X(ofi_recv_corrupt, "btl/ofi sees a received message longer than any peer may send")           \
     X(modex_get, "opal_modex_recv fails (OPAL_ERR_NOT_FOUND)")                                     \
     X(fence, "opal_fence fails (OPAL_ERR_TIMEOUT)")                                                \
     X(process_exit, "opal_progress kills the process with signal arg (0: exits with status 97)")

@@ -18,9 +18,10 @@
 
 #define RANK_PROGRAM ORTE_TEST_BUILDDIR "/test/btl/btl_test_rank"
 
-/* Runs np ranks of case_name with the fault configuration text. */
-static void run_with_faults(orte_test_result_t *run, int np, const char *faults,
-                            const char *case_name)
+/* Runs np ranks of case_name over btl (a selection and its options) with
+ * the fault configuration text. */
+static void run_btl_with_faults(orte_test_result_t *run, int np, const char *btl,
+                                const char *faults, const char *case_name)
 {
     char path[] = "/tmp/opal_fault_XXXXXX";
     int fd = mkstemp(path);
@@ -29,10 +30,18 @@ static void run_with_faults(orte_test_result_t *run, int np, const char *faults,
     close(fd);
     ck_assert(orte_test_run(run,
                             "BTL_TEST_DEADLINE=15 %s -np %d --oversubscribe --timeout 90 "
-                            "--mca btl self,sm --mca opal_fault_config %s %s %s",
-                            orte_test_mcarun(), np, path, RANK_PROGRAM, case_name));
+                            "--mca btl %s --mca opal_fault_config %s %s %s",
+                            orte_test_mcarun(), np, btl, path, RANK_PROGRAM, case_name));
     unlink(path);
 }
+
+static void run_with_faults(orte_test_result_t *run, int np, const char *faults,
+                            const char *case_name)
+{
+    run_btl_with_faults(run, np, "self,sm", faults, case_name);
+}
+
+#define OFI_TCP "self,ofi --mca ofi_provider_include 'tcp;ofi_rxm'"
 
 static void expect(const orte_test_result_t *run, const char *text)
 {
@@ -85,6 +94,27 @@ START_TEST(a_dropped_message_is_reported_not_waited_for_forever)
 }
 END_TEST
 
+START_TEST(a_message_ofi_drops_is_reported_not_waited_for_forever)
+{
+    orte_test_result_t run;
+    run_btl_with_faults(&run, 2, OFI_TCP, "ofi_recv_drop interval=3 max=1\n", "order");
+    ck_assert_int_ne(run.status, 0);
+    expect(&run, "FAILED: ");
+    orte_test_result_free(&run);
+}
+END_TEST
+
+START_TEST(a_message_too_long_for_ofi_is_reported_naming_the_peer)
+{
+    orte_test_result_t run;
+    run_btl_with_faults(&run, 2, OFI_TCP, "ofi_recv_corrupt interval=3 max=1\n", "order");
+    ck_assert_int_ne(run.status, 0);
+    expect(&run, "more than the");
+    expect(&run, "allowed: dropped");
+    orte_test_result_free(&run);
+}
+END_TEST
+
 START_TEST(a_failed_fence_stops_the_job)
 {
     orte_test_result_t run;
@@ -122,6 +152,10 @@ static Suite *inject_suite(void)
     OPAL_TEST_ADD(s, failing_puts_and_gets_are_reported);
     OPAL_TEST_ADD(s, a_corrupt_message_fails_the_peer_naming_it);
     OPAL_TEST_ADD(s, a_dropped_message_is_reported_not_waited_for_forever);
+#if OPAL_HAVE_OFI
+    OPAL_TEST_ADD(s, a_message_ofi_drops_is_reported_not_waited_for_forever);
+    OPAL_TEST_ADD(s, a_message_too_long_for_ofi_is_reported_naming_the_peer);
+#endif
     OPAL_TEST_ADD(s, a_failed_fence_stops_the_job);
     OPAL_TEST_ADD(s, a_rank_killed_by_a_fault_is_named_by_mcarun);
     OPAL_TEST_ADD(s, a_bad_fault_configuration_stops_the_rank_naming_the_line);
