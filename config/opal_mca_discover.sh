@@ -105,7 +105,7 @@ $plugin_primary += $dir/$base.la
 ${canon}_${base}_la_SOURCES = \$(${base}_sources)
 ${canon}_${base}_la_CPPFLAGS = \$(AM_CPPFLAGS) \$(${base}_cppflags)
 ${canon}_${base}_la_CFLAGS = \$(AM_CFLAGS) \$(OPAL_VISIBILITY_CFLAGS)
-${canon}_${base}_la_LDFLAGS = -module -avoid-version -no-undefined $rpath \$(${base}_ldflags)
+${canon}_${base}_la_LDFLAGS = -module -avoid-version -no-undefined $rpath \$(OPAL_LIB_LDFLAGS) \$(${base}_ldflags)
 ${canon}_${base}_la_LIBADD = \$(mca_${project}_plugin_libadd) \$(${base}_libs)
 endif
 if ${cond}_STATIC

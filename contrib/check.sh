@@ -4,7 +4,8 @@
 #   2. the unit tests again under valgrind (no errors, no leaks)
 #   3. a debug build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   4. the threaded tests under ThreadSanitizer
-#   5. a clang build with --enable-picky (warnings are errors)
+#   5. a clang build with --enable-picky (warnings are errors), and a few
+#      seconds of libFuzzer for each target of test/fuzz
 #   6. make distcheck
 #   7. the verbs tests on soft-RoCE in a qemu guest (make check-rdma-vm,
 #      docs/rdma-vm.md): two to five minutes, plus one download of a
@@ -33,7 +34,7 @@ for arg in "$@"; do
         --no-rdma-vm) rdma_vm=no ;;
         --rdma-vm-only) quick=yes rdma_vm=only ;;
         -h | --help)
-            sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -145,6 +146,8 @@ if [ $quick = no ]; then
     if step clang-configure configure_in "$top/_build-clang" CC=clang --enable-picky &&
         step clang-build make -C "$top/_build-clang" -j"$jobs"; then
         run_tests clang-check "$top/_build-clang" "clang picky" -j"$jobs" check
+        # A few seconds of libFuzzer per target (test/fuzz, docs/developer.md).
+        step clang-fuzz make -C "$top/_build-clang" fuzz FUZZ_SECONDS=5
     fi
     step distcheck make -C "$top/_build" -j"$jobs" distcheck
 fi

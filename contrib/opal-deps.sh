@@ -3,7 +3,8 @@
 
 opal_deps_packages="build-essential autoconf automake libtool pkg-config libltdl-dev
  check libsubunit-dev libhwloc-dev hwloc libfabric-dev libfabric-bin libibverbs-dev
- librdmacm-dev valgrind clang libpmix-dev openmpi-bin"
+ librdmacm-dev valgrind clang libpmix-dev openmpi-bin libopenmpi-dev
+ libfuzzer-14-dev"
 
 opal_install_deps() {
     local missing=() pkg

@@ -5,6 +5,7 @@
 
 #include "opal/class/opal_free_list.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_timer.h"
 
 /* One allocation step: the items and, when the list has payloads, their
@@ -124,6 +125,9 @@ static bool class_derives_from(const opal_class_t *cls, const opal_class_t *base
 static int free_list_grow_locked(opal_free_list_t *fl, size_t count, bool st,
                                  opal_free_list_item_t **first)
 {
+    if (OPAL_FAULT(free_list_grow)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
     size_t allocated = opal_free_list_num_allocated(fl);
     size_t room = fl->fl_max_to_alloc - allocated;
     if (count > room) {

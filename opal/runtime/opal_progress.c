@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -34,6 +35,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/threads/opal_atomic.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_timer.h"
 
 enum {
@@ -322,6 +324,14 @@ static void wait_for_running_pass(void)
 
 int opal_progress(void)
 {
+    /* The process_exit fault: a rank dies at a chosen point of its run. */
+    if (OPAL_FAULT(process_exit)) {
+        int sig = (int) opal_fault_arg(OPAL_FAULT_SITE_process_exit);
+        if (sig > 0) {
+            (void) raise(sig);
+        }
+        _exit(97);
+    }
     /* Nothing registered: not even the try-lock. Relaxed: a registration
      * racing with this call may be seen by the next one. */
     if (NULL == atomic_load_explicit(&engine.high, memory_order_relaxed) &&

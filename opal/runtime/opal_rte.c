@@ -13,6 +13,7 @@
 
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 
 static opal_rte_hooks_t installed_copy;
@@ -122,12 +123,18 @@ int opal_modex_recv(uint32_t peer, const char *key, void **value, size_t *size, 
     if (NULL == hooks) {
         return OPAL_ERR_NOT_INITIALIZED;
     }
+    if (OPAL_FAULT(modex_get)) {
+        return OPAL_ERR_NOT_FOUND;
+    }
     return hooks->rte_modex_get(peer, key, value, size, timeout_ns);
 }
 
 int opal_fence(bool collect)
 {
     const opal_rte_hooks_t *hooks = current("opal_fence");
+    if (NULL != hooks && OPAL_FAULT(fence)) {
+        return OPAL_ERR_TIMEOUT;
+    }
     return NULL == hooks ? OPAL_ERR_NOT_INITIALIZED : hooks->rte_fence(collect);
 }
 

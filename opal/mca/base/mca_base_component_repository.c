@@ -462,15 +462,25 @@ int mca_base_component_repository_load(mca_base_component_repository_item_t *ite
         rc = OPAL_ERR_NOT_FOUND;
         goto fail;
     }
-    if (asprintf(&symbol, "mca_%s_%s_component", item->ri_framework, item->ri_component) < 0) {
+    /* The plugins built here export the component with the prefix every
+     * opal-mca symbol carries (OPAL_SYMBOL_PREFIX, docs/developer.md); one
+     * built elsewhere without opal/opal_rename.h's renaming exports the
+     * plain name. */
+    if (asprintf(&symbol, "%smca_%s_%s_component", OPAL_SYMBOL_PREFIX, item->ri_framework,
+                 item->ri_component) < 0) {
         symbol = NULL;
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto fail;
     }
+    const char *plain = symbol + strlen(OPAL_SYMBOL_PREFIX);
     const mca_base_component_t *found = lt_dlsym(handle, symbol);
     if (NULL == found) {
+        found = lt_dlsym(handle, plain);
+    }
+    if (NULL == found) {
         const char *msg = lt_dlerror();
-        if (asprintf(&reason, "no symbol %s (%s)", symbol, NULL != msg ? msg : "not found") < 0) {
+        if (asprintf(&reason, "no symbol %s (nor %s: %s)", plain, symbol,
+                     NULL != msg ? msg : "not found") < 0) {
             reason = NULL;
         }
         rc = OPAL_ERR_NOT_FOUND;

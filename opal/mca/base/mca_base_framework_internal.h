@@ -41,6 +41,12 @@ typedef struct mca_base_selection_t {
 int mca_base_selection_parse(mca_base_framework_t *framework, mca_base_selection_t *selection);
 void mca_base_selection_free(mca_base_selection_t *selection);
 
+/* Prints help topic of help-mca-base.txt for the framework's selection
+ * value: its arguments are the framework name (twice), the value, where
+ * it was set, then extra1..3. */
+void mca_base_selection_error(const mca_base_framework_t *framework, const char *topic,
+                              const char *extra1, const char *extra2, const char *extra3);
+
 /* True when the selection lets component name run. */
 bool mca_base_selection_wants(const mca_base_selection_t *selection, const char *name);
 

@@ -15,6 +15,7 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_build_tree.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 
 #ifndef OPAL_PKGLIBDIR
@@ -30,10 +31,12 @@ static int open_count = 0;
 static int var_path = -1;
 static int var_show = -1;
 static int var_verbose = -1;
+static int var_fault = -1;
+static char *fault_config = NULL;
 
 static void deregister_vars(void)
 {
-    int *vars[] = {&var_path, &var_show, &var_verbose};
+    int *vars[] = {&var_path, &var_show, &var_verbose, &var_fault};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); ++i) {
         if (*vars[i] >= 0) {
             (void) mca_base_var_deregister(*vars[i]);
@@ -91,7 +94,17 @@ static int register_vars(void)
         "Verbosity of the MCA base: 10 shows ignored plugins, 40 every directory and plugin",
         MCA_BASE_VAR_TYPE_INT, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
         MCA_BASE_VAR_SCOPE_LOCAL, &mca_base_verbose);
-    return var_verbose < 0 ? var_verbose : OPAL_SUCCESS;
+    if (var_verbose < 0) {
+        return var_verbose;
+    }
+    fault_config = NULL;
+    var_fault = mca_base_var_register(
+        "opal", "opal", "fault", "config",
+        "A file naming the fault sites to fire, with probability, interval, max count and "
+        "argument (opal/util/opal_fault.h); builds configured with --enable-fault-injection",
+        MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &fault_config);
+    return var_fault < 0 ? var_fault : OPAL_SUCCESS;
 }
 
 int mca_base_open(void)
@@ -106,6 +119,14 @@ int mca_base_open(void)
     rc = register_vars();
     if (OPAL_SUCCESS != rc) {
         goto out_vars;
+    }
+    /* A fault configuration that does not load is an error: the faults a
+     * test asked for would silently not happen. */
+    if (NULL != fault_config && '\0' != fault_config[0]) {
+        rc = opal_fault_configure_file(fault_config);
+        if (OPAL_SUCCESS != rc) {
+            goto out_vars;
+        }
     }
     /* Variables of a framework this program never opens are not typos. */
     for (int i = 0; NULL != opal_frameworks[i]; ++i) {
@@ -156,5 +177,6 @@ int mca_base_close(void)
     opal_output_close(mca_base_output);
     mca_base_output = -1;
     deregister_vars();
+    opal_fault_clear();
     return mca_base_var_finalize();
 }

@@ -24,6 +24,7 @@
  * longer than what upper layers sent: buffers are sized for that, and the
  * header is read and stripped before a message is delivered or held.
  */
+#include "opal/util/opal_fault.h"
 #include "opal/opal_config.h"
 
 #include <stdio.h>
@@ -350,6 +351,13 @@ static void message(mca_btl_ofi_module_t *module, mca_btl_ofi_recv_buf_t *buf,
     }
     if (OPAL_UNLIKELY(ep->failed)) {
         return;
+    }
+    /* Faults: a message lost, or one a broken peer sent too long. */
+    if (OPAL_FAULT(ofi_recv_drop)) {
+        return;
+    }
+    if (OPAL_FAULT(ofi_recv_corrupt)) {
+        len = module->super.btl_max_send_size + module->seq_hdr + 1;
     }
     if (OPAL_UNLIKELY(0 != module->seq_hdr)) {
         if (OPAL_UNLIKELY(len < module->seq_hdr)) {

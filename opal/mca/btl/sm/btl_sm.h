@@ -38,27 +38,11 @@
 #include "opal/mca/btl/sm/btl_sm_fifo.h"
 #include "opal/mca/btl/sm/btl_sm_layout.h"
 #include "opal/threads/opal_mutex.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 
-/* "/<prefix>btl_sm.<rank>" fits. */
-#define SM_SEG_NAME_MAX 128
-
-/* The modex key and what is published under it. */
-#define SM_MODEX_KEY   "btl.sm"
-#define SM_MODEX_MAGIC 0x736d6d78u /* "smmx" */
-
-typedef struct sm_modex_t {
-    uint32_t magic;
-    uint32_t version;
-    char seg_name[SM_SEG_NAME_MAX];
-    uint64_t seg_size;
-    uint64_t nonce;
-    int32_t pid;
-    /* Blocking mode: the owner's eventfd (a number in its fd table, for
-     * pidfd_getfd), or -1. */
-    int32_t wake_fd;
-    sm_identity_t identity;
-} sm_modex_t;
+/* The modex key; the record (sm_modex_t) is in btl_sm_layout.h. */
+#define SM_MODEX_KEY "btl.sm"
 
 /* Single-copy mechanisms (btl_sm_single_copy_mechanism). */
 enum {

@@ -111,24 +111,9 @@ static int modex_fetch(uint32_t rank, sm_modex_t *modex, char *why, size_t why_s
                  opal_strerror(rc));
         return OPAL_ERR_UNREACH;
     }
-    if (sizeof(*modex) != size) {
-        snprintf(why, why_size, "peer published a malformed sm record (%zu bytes, not %zu)", size,
-                 sizeof(*modex));
-        free(value);
-        return OPAL_ERR_UNREACH;
-    }
-    memcpy(modex, value, sizeof(*modex));
+    rc = mca_btl_sm_modex_check(value, size, modex, why, why_size);
     free(value);
-    const char *name = modex->seg_name;
-    if (SM_MODEX_MAGIC != modex->magic || SM_LAYOUT_VERSION != modex->version ||
-        NULL == memchr(name, '\0', sizeof(modex->seg_name)) || '/' != name[0] ||
-        NULL != strchr(name + 1, '/') || '\0' == name[1] || modex->pid <= 0 ||
-        NULL == memchr(modex->identity.boot_id, '\0', sizeof(modex->identity.boot_id))) {
-        snprintf(why, why_size, "peer published a malformed sm record (version %u)",
-                 modex->version);
-        return OPAL_ERR_UNREACH;
-    }
-    return OPAL_SUCCESS;
+    return rc;
 }
 
 mca_btl_sm_endpoint_t *mca_btl_sm_endpoint_get(uint32_t rank, opal_proc_t *proc, char *why,

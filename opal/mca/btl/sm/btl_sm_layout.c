@@ -27,6 +27,29 @@ static bool is_pow2(uint64_t v)
     return 0 != v && 0 == (v & (v - 1));
 }
 
+/* --------------------------------------------------------------- modex */
+
+int mca_btl_sm_modex_check(const void *value, size_t size, sm_modex_t *modex, char *why,
+                           size_t why_size)
+{
+    if (sizeof(*modex) != size) {
+        snprintf(why, why_size, "peer published a malformed sm record (%zu bytes, not %zu)", size,
+                 sizeof(*modex));
+        return OPAL_ERR_UNREACH;
+    }
+    memcpy(modex, value, sizeof(*modex));
+    const char *name = modex->seg_name;
+    if (SM_MODEX_MAGIC != modex->magic || SM_LAYOUT_VERSION != modex->version ||
+        NULL == memchr(name, '\0', sizeof(modex->seg_name)) || '/' != name[0] ||
+        NULL != strchr(name + 1, '/') || '\0' == name[1] || modex->pid <= 0 ||
+        NULL == memchr(modex->identity.boot_id, '\0', sizeof(modex->identity.boot_id))) {
+        snprintf(why, why_size, "peer published a malformed sm record (version %u)",
+                 modex->version);
+        return OPAL_ERR_UNREACH;
+    }
+    return OPAL_SUCCESS;
+}
+
 /* ------------------------------------------------------------ identity */
 
 static void read_boot_id(char *id, size_t size)

@@ -190,7 +190,33 @@ typedef struct sm_identity_t {
     uint32_t reserved;
 } sm_identity_t;
 
+/* "/<prefix>btl_sm.<rank>" fits. */
+#define SM_SEG_NAME_MAX 128
+
+/* What a process publishes in the modex under SM_MODEX_KEY. */
+#define SM_MODEX_MAGIC 0x736d6d78u /* "smmx" */
+
+typedef struct sm_modex_t {
+    uint32_t magic;
+    uint32_t version;
+    char seg_name[SM_SEG_NAME_MAX];
+    uint64_t seg_size;
+    uint64_t nonce;
+    int32_t pid;
+    /* Blocking mode: the owner's eventfd (a number in its fd table, for
+     * pidfd_getfd), or -1. */
+    int32_t wake_fd;
+    sm_identity_t identity;
+} sm_modex_t;
+
 /* btl_sm_layout.c: checks that need no process state. */
+
+/* Checks the size bytes a peer published under SM_MODEX_KEY and copies
+ * them into *modex: size, magic, layout version, a segment name of one
+ * '/' then a file name, a pid, a NUL-terminated boot id. OPAL_ERR_UNREACH
+ * with the reason in why otherwise. */
+int mca_btl_sm_modex_check(const void *value, size_t size, sm_modex_t *modex, char *why,
+                           size_t why_size);
 
 /* This process's identity (fields it cannot read stay zero). */
 int mca_btl_sm_identity_get(sm_identity_t *identity);

@@ -282,6 +282,9 @@ int mca_btl_sm_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint
     (void) btl;
     (void) flags;
     (void) order;
+    if (OPAL_FAULT(btl_put)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
     return rdma(endpoint, false, local_address, remote_address, local_handle, remote_handle, size,
                 cbfunc, cbcontext, cbdata);
 }
@@ -296,6 +299,9 @@ int mca_btl_sm_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint
     (void) btl;
     (void) flags;
     (void) order;
+    if (OPAL_FAULT(btl_get)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
     return rdma(endpoint, true, local_address, remote_address, local_handle, remote_handle, size,
                 cbfunc, cbcontext, cbdata);
 }

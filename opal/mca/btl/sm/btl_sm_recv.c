@@ -146,6 +146,13 @@ static int poll_fbox(mca_btl_sm_endpoint_t *ep)
          * message once we publish, after the loop. */
         sm_fbox_consume(&ep->fbox_in, &msg);
         ++count;
+        /* Faults: a message lost, or one a broken peer wrote. */
+        if (OPAL_FAULT(sm_recv_corrupt)) {
+            msg.type = SM_MSG_TYPE_MAX + 1;
+        }
+        if (SM_MSG_AM == msg.type && OPAL_FAULT(sm_recv_drop)) {
+            continue;
+        }
         if (OPAL_LIKELY(SM_MSG_AM == msg.type)) {
             deliver(ep, msg.tag, msg.payload, msg.size);
         } else if (SM_MSG_FRAG == msg.type && sizeof(uint32_t) == msg.size) {

@@ -167,6 +167,9 @@ int mca_btl_sm_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     if (OPAL_UNLIKELY(SM_EP_CONNECTED != ep->state)) {
         return OPAL_ERR_UNREACH;
     }
+    if (OPAL_FAULT(btl_send)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
     if (OPAL_UNLIKELY(frag->segment.seg_len > frag->capacity || !(frag->flags & SM_FRAG_USER) ||
                       (NULL != frag->endpoint && frag->endpoint != ep))) {
         return OPAL_ERR_BAD_PARAM;
@@ -231,6 +234,9 @@ int mca_btl_sm_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, co
     }
     if (OPAL_UNLIKELY(SM_EP_CONNECTED != ep->state)) {
         return OPAL_ERR_UNREACH;
+    }
+    if (OPAL_FAULT(btl_sendi)) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
     }
     if (OPAL_UNLIKELY(total > mca_btl_sm.super.btl_eager_limit)) {
         return OPAL_ERR_BAD_PARAM;

@@ -79,7 +79,7 @@ opal_na_ofi_component_t mca_na_ofi_component = {
                     MCA_BASE_COMPONENT_NAME("ofi", 1, 0, 0),
                     .mca_register_component_params = ofi_register,
                     /* libfabric's providers do not survive being unmapped
-                     * (see btl/ofi and opal_common_ofi_pin_library). */
+                     * (see btl/ofi and opal_common_ofi_load). */
                     .mca_component_flags = MCA_BASE_COMPONENT_FLAG_ALWAYS_LOADED,
                 },
             .na_protocols = "ofi+<tcp|shm|udp|verbs>[://host[:port]]",
@@ -111,7 +111,6 @@ static int register_int(const char *name, const char *description, int *storage)
 static int ofi_register(void)
 {
     opal_na_ofi_component_t *c = &mca_na_ofi_component;
-    opal_common_ofi_pin_library();
     int rc = opal_common_ofi_register(&c->super.na_version);
     if (OPAL_SUCCESS != rc) {
         return rc;
