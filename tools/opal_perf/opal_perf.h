@@ -39,7 +39,10 @@ typedef enum {
     PERF_NA_LAT, /* unexpected to the server, expected back; half round trip */
     PERF_NA_PUT, /* a window of puts into the server's memory; MB/s */
     PERF_NA_GET, /* a window of gets from it; MB/s */
-    PERF_SERVER, /* serves the na subcommands of a client */
+    /* Over bulk (opal_perf_bulk.c), as Mercury's hg_bw_read / hg_bw_write: */
+    PERF_BULK_PULL, /* the server pulls a window of chunks from the client's handle */
+    PERF_BULK_PUSH, /* the server pushes them into it */
+    PERF_SERVER,    /* serves the na and bulk subcommands of a client */
 } perf_command_t;
 
 /* True for the subcommands that run over na rather than the btl. */

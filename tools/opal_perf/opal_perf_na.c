@@ -34,63 +34,12 @@
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
 #include "tools/opal_perf/opal_perf.h"
+#include "tools/opal_perf/opal_perf_na.h"
 #include "opal/util/opal_cursor.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_timer.h"
 
-/* Tags of the client -> server protocol (Mercury's na_perf uses the same
- * roles). */
-enum {
-    TAG_INIT = 0,   /* u8 flags (FLAG_ECHO) */
-    TAG_LAT = 1,    /* a latency message: answered with one of its size */
-    TAG_HANDLE = 2, /* send me your memory handle (answered, expected) */
-    TAG_DONE = 3,   /* the client is finished */
-};
-enum {
-    FLAG_ECHO = 0x1, /* answer with the bytes received (--validate) */
-};
-
-#define URI_KEY "opal_perf.na.uri"
-#define URI_MAX 4096
-/* How long a wait may see no completion before the run is declared stuck. */
-#define STALL_NS (60ull * 1000000000ull)
-/* How long the client waits for the server's URI file to appear. */
-#define URI_FILE_WAIT_NS (60ull * 1000000000ull)
-/* Answers the server keeps in flight at once. */
-#define SERVER_SENDS 16
-
-typedef struct perf_na_t {
-    perf_t *p;
-    bool server;
-    opal_na_class_t *cls;
-    opal_na_context_t *ctx;
-    opal_na_addr_t *peer; /* client: the server */
-
-    /* Message buffers, each of the class's limit. */
-    void *unexp_buf, *unexp_data;
-    void *exp_buf, *exp_data;
-    void *send_buf, *send_data;
-    size_t unexp_max, exp_max;
-    opal_na_op_id_t *recv_op;
-    opal_na_op_id_t *send_ops[SERVER_SENDS];
-    opal_na_op_id_t *exp_op;
-
-    /* RMA: window chunks of the largest size. */
-    unsigned char *rma_buf;
-    size_t rma_size;
-    opal_na_mem_handle_t *local_mh;
-    opal_na_mem_handle_t *remote_mh;
-    opal_na_op_id_t **rma_ops;
-
-    /* Completions seen by the callbacks (one thread). */
-    uint64_t completed;
-    int status; /* first error a callback saw */
-    bool echo;  /* server: answer with the received bytes */
-    bool done;  /* server: the client said DONE */
-    size_t handle_size;
-} perf_na_t;
-
-static void note_status(perf_na_t *n, int ret, const char *what)
+void perf_na_note_status(perf_na_t *n, int ret, const char *what)
 {
     if (OPAL_SUCCESS != ret && OPAL_SUCCESS == n->status) {
         n->status = ret;
@@ -99,16 +48,14 @@ static void note_status(perf_na_t *n, int ret, const char *what)
     }
 }
 
-static void count_cb(const opal_na_cb_info_t *info)
+void perf_na_count_cb(const opal_na_cb_info_t *info)
 {
     perf_na_t *n = info->arg;
-    note_status(n, info->ret, "an na operation");
+    perf_na_note_status(n, info->ret, "an na operation");
     ++n->completed;
 }
 
-/* Progresses until n->completed reaches target, a callback failed, or
- * nothing completed for STALL_NS. */
-static int wait_for(perf_na_t *n, uint64_t target)
+int perf_na_wait_for(perf_na_t *n, uint64_t target)
 {
     uint64_t last = opal_timer_ns();
     uint64_t seen = n->completed;
@@ -116,7 +63,7 @@ static int wait_for(perf_na_t *n, uint64_t target)
         int rc = n->p->opts.blocking ? opal_na_poll_wait(n->cls, n->ctx, 100, NULL)
                                      : opal_na_poll(n->cls, n->ctx, NULL);
         if (OPAL_SUCCESS != rc && OPAL_ERR_TIMEOUT != rc) {
-            note_status(n, rc, "progress");
+            perf_na_note_status(n, rc, "progress");
             break;
         }
         (void) opal_na_trigger(n->ctx, 0, NULL);
@@ -179,9 +126,6 @@ static int open_class(perf_na_t *n)
  * skipped when the class has no RMA (the client then refuses put / get). */
 static int setup_rma(perf_na_t *n, size_t max_size)
 {
-    if (!opal_na_has_rma(n->cls)) {
-        return OPAL_SUCCESS;
-    }
     size_t window = (size_t) n->p->opts.window;
     n->rma_size = (0 == max_size ? 1 : max_size) * window;
     if (posix_memalign((void **) &n->rma_buf, 4096, n->rma_size) != 0) {
@@ -189,6 +133,10 @@ static int setup_rma(perf_na_t *n, size_t max_size)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     memset(n->rma_buf, n->server ? 0x5a : 0, n->rma_size);
+    if (!opal_na_has_rma(n->cls)) {
+        /* na-put / na-get are refused; bulk uses its copy engine. */
+        return OPAL_SUCCESS;
+    }
     int rc = opal_na_mem_handle_create(n->cls, n->rma_buf, n->rma_size, OPAL_NA_MEM_READ_WRITE,
                                        &n->local_mh);
     if (OPAL_SUCCESS == rc) {
@@ -214,6 +162,7 @@ static void teardown(perf_na_t *n)
     if (NULL == n->cls) {
         return;
     }
+    perf_bulk_teardown(n);
     if (NULL != n->rma_ops) {
         for (int i = 0; i < n->p->opts.window; ++i) {
             (void) opal_na_op_destroy(n->cls, n->rma_ops[i]);
@@ -335,7 +284,7 @@ static int lookup_server(perf_na_t *n, bool in_job)
 
 /* ---------------------------------------------------------------- server */
 
-static opal_na_op_id_t *idle_send_op(perf_na_t *n)
+opal_na_op_id_t *perf_na_idle_send_op(perf_na_t *n)
 {
     for (;;) {
         for (int i = 0; i < SERVER_SENDS; ++i) {
@@ -364,7 +313,7 @@ static int send_handle(perf_na_t *n, opal_na_addr_t *source)
     if (NULL == n->local_mh) {
         /* No RMA here: an empty answer says so. */
         return opal_na_msg_send_expected(n->cls, n->ctx, NULL, n, n->exp_buf, 0, n->exp_data,
-                                         source, 0, TAG_HANDLE, idle_send_op(n));
+                                         source, 0, TAG_HANDLE, perf_na_idle_send_op(n));
     }
     size_t size = opal_na_mem_handle_get_serialize_size(n->cls, n->local_mh);
     if (size > n->exp_max) {
@@ -373,7 +322,7 @@ static int send_handle(perf_na_t *n, opal_na_addr_t *source)
     int rc = opal_na_mem_handle_serialize(n->cls, n->exp_buf, size, n->local_mh);
     if (OPAL_SUCCESS == rc) {
         rc = opal_na_msg_send_expected(n->cls, n->ctx, NULL, n, n->exp_buf, size, n->exp_data,
-                                       source, 0, TAG_HANDLE, idle_send_op(n));
+                                       source, 0, TAG_HANDLE, perf_na_idle_send_op(n));
     }
     return rc;
 }
@@ -382,7 +331,7 @@ static void server_recv_cb(const opal_na_cb_info_t *info)
 {
     perf_na_t *n = info->arg;
     if (OPAL_SUCCESS != info->ret) {
-        note_status(n, info->ret, "receiving a request");
+        perf_na_note_status(n, info->ret, "receiving a request");
         return;
     }
     opal_na_tag_t tag = info->info.recv_unexpected.tag;
@@ -401,23 +350,28 @@ static void server_recv_cb(const opal_na_cb_info_t *info)
         case TAG_DONE:
             n->done = true;
             break;
+        case TAG_BULK_INIT:
+        case TAG_BULK:
+            /* Reads the request now: the buffer is reposted below. */
+            rc = perf_bulk_serve(n, tag, n->unexp_buf, size, source);
+            break;
         default:
             break;
     }
     /* The next request may come as soon as the answer leaves: receive
      * first (the echo above already copied the bytes out). */
-    if (!n->done) {
+    if (!n->done && OPAL_SUCCESS == rc) {
         rc = server_post(n);
     }
     if (OPAL_SUCCESS == rc && TAG_LAT == tag) {
         rc = opal_na_msg_send_expected(n->cls, n->ctx, NULL, n, n->exp_buf, size, n->exp_data,
-                                       source, 0, TAG_LAT, idle_send_op(n));
+                                       source, 0, TAG_LAT, perf_na_idle_send_op(n));
     } else if (OPAL_SUCCESS == rc && TAG_HANDLE == tag) {
         rc = send_handle(n, source);
-    } else if (tag > TAG_DONE) {
+    } else if (tag > TAG_BULK) {
         fprintf(stderr, "opal_perf: server: a request with unknown tag %u (ignored)\n", tag);
     }
-    note_status(n, rc, "answering a request");
+    perf_na_note_status(n, rc, "answering a request");
     opal_na_addr_free(n->cls, source);
 }
 
@@ -445,16 +399,16 @@ static int serve(perf_na_t *n)
 static int client_send(perf_na_t *n, opal_na_tag_t tag, size_t size)
 {
     uint64_t target = n->completed + 1;
-    int rc = opal_na_msg_send_unexpected(n->cls, n->ctx, count_cb, n, n->send_buf, size,
+    int rc = opal_na_msg_send_unexpected(n->cls, n->ctx, perf_na_count_cb, n, n->send_buf, size,
                                          n->send_data, n->peer, 0, tag, n->send_ops[0]);
-    return OPAL_SUCCESS == rc ? wait_for(n, target) : rc;
+    return OPAL_SUCCESS == rc ? perf_na_wait_for(n, target) : rc;
 }
 
 static void handle_cb(const opal_na_cb_info_t *info)
 {
     perf_na_t *n = info->arg;
     n->handle_size = info->info.recv_expected.actual_size;
-    count_cb(info);
+    perf_na_count_cb(info);
 }
 
 static int fetch_remote_handle(perf_na_t *n)
@@ -463,11 +417,11 @@ static int fetch_remote_handle(perf_na_t *n)
     int rc = opal_na_msg_recv_expected(n->cls, n->ctx, handle_cb, n, n->exp_buf, n->exp_max,
                                        n->exp_data, n->peer, 0, TAG_HANDLE, n->exp_op);
     if (OPAL_SUCCESS == rc) {
-        rc = opal_na_msg_send_unexpected(n->cls, n->ctx, count_cb, n, n->send_buf, 0, n->send_data,
-                                         n->peer, 0, TAG_HANDLE, n->send_ops[0]);
+        rc = opal_na_msg_send_unexpected(n->cls, n->ctx, perf_na_count_cb, n, n->send_buf, 0,
+                                         n->send_data, n->peer, 0, TAG_HANDLE, n->send_ops[0]);
     }
     if (OPAL_SUCCESS == rc) {
-        rc = wait_for(n, target);
+        rc = perf_na_wait_for(n, target);
     }
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -502,14 +456,14 @@ static int measure_lat(perf_na_t *n, size_t size, long warmup, long iterations, 
             start = opal_timer_ns();
         }
         uint64_t target = n->completed + 2;
-        int rc = opal_na_msg_recv_expected(n->cls, n->ctx, count_cb, n, n->exp_buf, size,
+        int rc = opal_na_msg_recv_expected(n->cls, n->ctx, perf_na_count_cb, n, n->exp_buf, size,
                                            n->exp_data, n->peer, 0, TAG_LAT, n->exp_op);
         if (OPAL_SUCCESS == rc) {
-            rc = opal_na_msg_send_unexpected(n->cls, n->ctx, count_cb, n, n->send_buf, size,
+            rc = opal_na_msg_send_unexpected(n->cls, n->ctx, perf_na_count_cb, n, n->send_buf, size,
                                              n->send_data, n->peer, 0, TAG_LAT, n->send_ops[0]);
         }
         if (OPAL_SUCCESS == rc) {
-            rc = wait_for(n, target);
+            rc = perf_na_wait_for(n, target);
         }
         if (OPAL_SUCCESS != rc) {
             return rc;
@@ -541,14 +495,14 @@ static int measure_rma(perf_na_t *n, size_t size, long warmup, long iterations, 
         }
         uint64_t target = n->completed + window;
         for (size_t c = 0; c < window; ++c) {
-            int rc = (put ? opal_na_put : opal_na_get)(n->cls, n->ctx, count_cb, n, n->local_mh,
-                                                       c * size, n->remote_mh, c * size, size,
-                                                       n->peer, 0, n->rma_ops[c]);
+            int rc = (put ? opal_na_put : opal_na_get)(n->cls, n->ctx, perf_na_count_cb, n,
+                                                       n->local_mh, c * size, n->remote_mh,
+                                                       c * size, size, n->peer, 0, n->rma_ops[c]);
             if (OPAL_SUCCESS != rc) {
                 return rc;
             }
         }
-        int rc = wait_for(n, target);
+        int rc = perf_na_wait_for(n, target);
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
@@ -563,13 +517,13 @@ static int measure_rma(perf_na_t *n, size_t size, long warmup, long iterations, 
             memset(n->rma_buf, 0, size * window);
             uint64_t t = n->completed + window;
             for (size_t c = 0; c < window; ++c) {
-                int rc = opal_na_get(n->cls, n->ctx, count_cb, n, n->local_mh, c * size,
+                int rc = opal_na_get(n->cls, n->ctx, perf_na_count_cb, n, n->local_mh, c * size,
                                      n->remote_mh, c * size, size, n->peer, 0, n->rma_ops[c]);
                 if (OPAL_SUCCESS != rc) {
                     return rc;
                 }
             }
-            int rc = wait_for(n, t);
+            int rc = perf_na_wait_for(n, t);
             if (OPAL_SUCCESS != rc) {
                 return rc;
             }
@@ -605,7 +559,8 @@ static int measure_rma(perf_na_t *n, size_t size, long warmup, long iterations, 
 static int run_client(perf_na_t *n)
 {
     perf_options_t *o = &n->p->opts;
-    bool rma = PERF_NA_PUT == o->command || PERF_NA_GET == o->command;
+    bool bulk = PERF_BULK_PULL == o->command || PERF_BULK_PUSH == o->command;
+    bool rma = bulk || PERF_NA_PUT == o->command || PERF_NA_GET == o->command;
     size_t max = largest_size(o);
     if (!rma && max > n->unexp_max) {
         fprintf(stderr,
@@ -614,14 +569,16 @@ static int run_client(perf_na_t *n)
                 max, n->p->opts.na_info, n->unexp_max);
         return OPAL_ERR_BAD_PARAM;
     }
-    if (rma && NULL == n->local_mh) {
+    if (rma && !bulk && NULL == n->local_mh) {
         fprintf(stderr, "opal_perf: %s: the na class %s has no put / get\n",
                 perf_command_name(o->command), o->na_info);
         return OPAL_ERR_NOT_SUPPORTED;
     }
     ((unsigned char *) n->send_buf)[0] = o->validate ? FLAG_ECHO : 0;
     int rc = client_send(n, TAG_INIT, 1);
-    if (OPAL_SUCCESS == rc && rma) {
+    if (OPAL_SUCCESS == rc && bulk) {
+        rc = perf_bulk_client_init(n);
+    } else if (OPAL_SUCCESS == rc && rma) {
         rc = fetch_remote_handle(n);
     }
     if (OPAL_SUCCESS != rc) {
@@ -645,8 +602,12 @@ static int run_client(perf_na_t *n)
         long iterations = perf_iterations(o, size);
         long warmup = perf_warmup(o, size);
         double value = 0;
-        rc = rma ? measure_rma(n, size, warmup, iterations, &value)
-                 : measure_lat(n, size, warmup, iterations, &value);
+        if (bulk) {
+            rc = perf_bulk_measure(n, size, warmup, iterations, &value);
+        } else {
+            rc = rma ? measure_rma(n, size, warmup, iterations, &value)
+                     : measure_lat(n, size, warmup, iterations, &value);
+        }
         if (OPAL_SUCCESS != rc) {
             break;
         }
@@ -695,6 +656,11 @@ int perf_na_run(perf_t *p, bool in_job)
          * (4 MiB by default): a client asking for more is refused by the
          * range check of put / get. */
         rc = setup_rma(&n, largest_size(&p->opts));
+    }
+    bool bulk = PERF_BULK_PULL == p->opts.command || PERF_BULK_PUSH == p->opts.command;
+    if (OPAL_SUCCESS == rc && (bulk || (n.server && !in_job))) {
+        /* A server started alone serves bulk requests too. */
+        rc = perf_bulk_setup(&n);
     }
     if (OPAL_SUCCESS == rc) {
         rc = n.server ? publish_uri(&n, in_job) : lookup_server(&n, in_job);

@@ -48,9 +48,11 @@ static const opal_cmd_line_option_t options[] = {
 };
 
 static const char *const command_names[] = {
-    [PERF_LATENCY] = "latency", [PERF_BW] = "bw",         [PERF_BIBW] = "bibw",
-    [PERF_RATE] = "rate",       [PERF_NA_LAT] = "na-lat", [PERF_NA_PUT] = "na-put",
-    [PERF_NA_GET] = "na-get",   [PERF_SERVER] = "server",
+    [PERF_LATENCY] = "latency",     [PERF_BW] = "bw",
+    [PERF_BIBW] = "bibw",           [PERF_RATE] = "rate",
+    [PERF_NA_LAT] = "na-lat",       [PERF_NA_PUT] = "na-put",
+    [PERF_NA_GET] = "na-get",       [PERF_BULK_PULL] = "bulk-pull",
+    [PERF_BULK_PUSH] = "bulk-push", [PERF_SERVER] = "server",
 };
 
 const char *perf_command_name(perf_command_t command)
@@ -231,7 +233,8 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
     char **words = opal_cmd_line_get_positional(cmd, &count);
     if (0 == count) {
         return bad(err, errlen,
-                   "no subcommand: say latency, bw, bibw, rate, na-lat, na-put, na-get or server");
+                   "no subcommand: say latency, bw, bibw, rate, na-lat, na-put, na-get, bulk-pull, "
+                   "bulk-push or server");
     }
     if (count > 1) {
         return bad(err, errlen, "unexpected argument '%s' after the subcommand %s", words[1],
@@ -244,8 +247,8 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
         }
     }
     return bad(err, errlen,
-               "unknown subcommand '%s' (latency, bw, bibw, rate, na-lat, na-put, na-get or "
-               "server)",
+               "unknown subcommand '%s' (latency, bw, bibw, rate, na-lat, na-put, na-get, "
+               "bulk-pull, bulk-push or server)",
                words[0]);
 }
 
@@ -285,8 +288,8 @@ static int read_na(const opal_cmd_line_t *cmd, perf_options_t *opts, char *err, 
     if (!perf_command_is_na(opts->command)) {
         if (NULL != info || NULL != file || opts->blocking) {
             return bad(err, errlen,
-                       "--%s is for the na subcommands (na-lat, na-put, na-get, "
-                       "server), not %s",
+                       "--%s is for the na subcommands (na-lat, na-put, na-get, bulk-pull, "
+                       "bulk-push, server), not %s",
                        NULL != info   ? "na"
                        : NULL != file ? "uri-file"
                                       : "blocking",
@@ -407,6 +410,9 @@ char *perf_options_usage(void)
         "  na-lat    unexpected message to the server, expected reply; half round trip (us)\n"
         "  na-put    a window of puts into the server's memory; MB/s\n"
         "  na-get    a window of gets from it; MB/s\n"
+        "  bulk-pull the server pulls a window of chunks from the client's bulk handle;\n"
+        "            MB/s (as Mercury's hg_bw_read)\n"
+        "  bulk-push the server pushes them into it (as hg_bw_write)\n"
         "  server    serves them: opal_perf server --na ofi+tcp --uri-file F, then\n"
         "            opal_perf na-lat --na ofi+tcp --uri-file F; or both in one job:\n"
         "            mcarun -np 2 opal_perf na-lat --na btl\n"
@@ -448,6 +454,8 @@ long perf_iterations(const perf_options_t *opts, size_t size)
             return large ? 1000 : 10000;
         case PERF_NA_PUT:
         case PERF_NA_GET:
+        case PERF_BULK_PULL:
+        case PERF_BULK_PUSH:
             return large ? 20 : 100;
         case PERF_RATE:
         case PERF_SERVER:
@@ -475,6 +483,8 @@ long perf_warmup(const perf_options_t *opts, size_t size)
             return large ? 100 : 1000;
         case PERF_NA_PUT:
         case PERF_NA_GET:
+        case PERF_BULK_PULL:
+        case PERF_BULK_PUSH:
             return large ? 2 : 10;
         case PERF_RATE:
         case PERF_SERVER:
