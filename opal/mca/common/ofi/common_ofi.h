@@ -107,6 +107,13 @@ typedef struct opal_common_ofi_want_t {
     /* FI_THREAD_DOMAIN when the component serialises its calls, else
      * FI_THREAD_SAFE. */
     enum fi_threading threading;
+    /* NULL, or the one provider to take ("tcp;ofi_rxm"): na/ofi's info
+     * string names it (the ofi_* lists still apply). */
+    const char *prov_name;
+    /* NULL, or where to listen (fi_getinfo's node and service with
+     * FI_SOURCE): na/ofi's "ofi+tcp://host:port". */
+    const char *node;
+    const char *service;
 } opal_common_ofi_want_t;
 
 /* Chooses the provider and domain to use: fi_getinfo for want, filtered by
@@ -299,6 +306,12 @@ int opal_common_ofi_declined_pack(const char *reason, void **blob, size_t *size)
 /* Whether blob is such a declined blob; when it is, its reason (printable
  * characters only, bad bytes shown as '?') in why. */
 bool opal_common_ofi_declined_unpack(const void *blob, size_t size, char *why, size_t why_size);
+
+/* Checks that a raw address of len bytes has the form ctx's address
+ * format implies (as opal_common_ofi_addr_unpack does for a blob's):
+ * OPAL_SUCCESS, or OPAL_ERR_BAD_VALUE with the reason in why. */
+int opal_common_ofi_addr_check(const opal_common_ofi_ctx_t *ctx, const void *addr, size_t len,
+                               char *why, size_t why_size);
 
 /* Inserts a checked address into the AV; OPAL_ERR_UNREACH with why when
  * the provider refuses it. */

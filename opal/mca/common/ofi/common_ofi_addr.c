@@ -250,6 +250,17 @@ int opal_common_ofi_addr_unpack(const opal_common_ofi_ctx_t *ctx, const void *bl
     return OPAL_SUCCESS;
 }
 
+int opal_common_ofi_addr_check(const opal_common_ofi_ctx_t *ctx, const void *addr, size_t len,
+                               char *why, size_t why_size)
+{
+    if (0 == len || len > sizeof(ctx->addr)) {
+        snprintf(why, why_size, "address of %zu bytes (1 to %zu expected)", len, sizeof(ctx->addr));
+        return OPAL_ERR_BAD_VALUE;
+    }
+    return check_form(ctx, ctx->info->addr_format, addr, len, why, why_size) ? OPAL_SUCCESS
+                                                                             : OPAL_ERR_BAD_VALUE;
+}
+
 int opal_common_ofi_av_insert(opal_common_ofi_ctx_t *ctx, const opal_common_ofi_peer_addr_t *addr,
                               fi_addr_t *fi_addr, char *why, size_t why_size)
 {

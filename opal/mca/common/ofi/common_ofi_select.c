@@ -228,6 +228,13 @@ static struct fi_info *make_hints(const opal_common_ofi_want_t *want, uint64_t c
     hints->domain_attr->threading = want->threading;
     hints->tx_attr->msg_order = want->msg_order;
     hints->rx_attr->msg_order = want->msg_order;
+    if (NULL != want->prov_name) {
+        hints->fabric_attr->prov_name = strdup(want->prov_name);
+        if (NULL == hints->fabric_attr->prov_name) {
+            fi_freeinfo(hints);
+            return NULL;
+        }
+    }
     return hints;
 }
 
@@ -381,7 +388,9 @@ static int get_lists(const opal_common_ofi_want_t *want, struct fi_info **lists,
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
         lists[s] = NULL;
-        int rc = fi_getinfo(opal_common_ofi_api_version(), NULL, NULL, 0, hints, &lists[s]);
+        bool source = NULL != want->node || NULL != want->service;
+        int rc = fi_getinfo(opal_common_ofi_api_version(), want->node, want->service,
+                            source ? FI_SOURCE : 0, hints, &lists[s]);
         fi_freeinfo(hints);
         if (0 != rc) {
             lists[s] = NULL;

@@ -1,0 +1,215 @@
+/*
+ * na/ofi between processes started alone: a server (na_ofi_peer) run by
+ * itself writes its URI to a file, the client reads it and looks the
+ * server up (Mercury's everyday case); and a server killed while the
+ * client has operations pending with it.
+ */
+#include "opal/opal_config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opal/util/opal_error.h"
+#include "test/na/na_test_support.h"
+#include "test/support/opal_test.h"
+
+#define TIMEOUT 60
+enum { NSEG = 16, SEG = 1000 };
+
+static pid_t server_pid;
+static char uri_file[256];
+
+/* Starts na_ofi_peer on info and returns the URI it wrote (malloc'd). */
+static char *start_server(const char *info)
+{
+    snprintf(uri_file, sizeof(uri_file), "/tmp/na_ofi_procs_%d.uri", (int) getpid());
+    unlink(uri_file);
+    server_pid = fork();
+    ck_assert_int_ge(server_pid, 0);
+    if (0 == server_pid) {
+        execl(NA_TEST_BUILDDIR "/test/na/na_ofi_peer", "na_ofi_peer", info, uri_file,
+              (char *) NULL);
+        _exit(127);
+    }
+    time_t deadline = time(NULL) + TIMEOUT;
+    struct stat st;
+    while (0 != stat(uri_file, &st)) {
+        ck_assert_msg(time(NULL) < deadline, "the server wrote no URI to %s", uri_file);
+        int status;
+        ck_assert_msg(0 == waitpid(server_pid, &status, WNOHANG), "the server exited early");
+        usleep(10000);
+    }
+    FILE *f = fopen(uri_file, "r");
+    char line[512] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    fclose(f);
+    unlink(uri_file);
+    line[strcspn(line, "\n")] = '\0';
+    return strdup(line);
+}
+
+/* Sends req as an unexpected message and waits for the expected reply. */
+static void request(na_test_end_t *c, opal_na_addr_t *server, const char *req, void *reply,
+                    size_t size, na_test_result_t *r)
+{
+    na_test_result_t w = {0};
+    memset(r, 0, sizeof(*r));
+    ck_assert_int_eq(opal_na_msg_recv_expected(c->cls, c->ctx, na_test_record, r, reply, size, NULL,
+                                               server, 0, 77, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(c->cls, c->ctx, na_test_record, &w, req,
+                                                 strlen(req), NULL, server, 0, 77, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(c, 1, &w.calls, 1, TIMEOUT));
+    ck_assert_int_eq(w.ret, OPAL_SUCCESS);
+    ck_assert(na_test_wait(c, 1, &r->calls, 1, TIMEOUT));
+}
+
+static void client_of_a_server_started_alone(const char *info)
+{
+    na_test_init();
+    char *uri = start_server(info);
+    na_test_end_t c;
+    ck_assert_int_eq(na_test_open(info, &c), OPAL_SUCCESS);
+    opal_na_addr_t *server = NULL;
+    ck_assert_int_eq(opal_na_addr_lookup(c.cls, uri, &server), OPAL_SUCCESS);
+    free(uri);
+    char reply[4096];
+    na_test_result_t r;
+    request(&c, server, "echo hello", reply, sizeof(reply), &r);
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    ck_assert_int_eq(r.size, 10);
+    ck_assert(0 == memcmp(reply, "echo hello", 10));
+    /* A 16-segment handle of the server's, read at an offset. */
+    request(&c, server, "memh", reply, sizeof(reply), &r);
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    opal_na_mem_handle_t *rmh = NULL;
+    ck_assert_int_eq(opal_na_mem_handle_deserialize(c.cls, &rmh, reply, r.size), OPAL_SUCCESS);
+    ck_assert_uint_eq(opal_na_mem_handle_get_size(c.cls, rmh), NSEG * SEG);
+    if (opal_na_has_rma(c.cls)) {
+        static unsigned char local[NSEG * SEG];
+        opal_na_mem_handle_t *lmh = NULL;
+        ck_assert_int_eq(
+            opal_na_mem_handle_create(c.cls, local, sizeof(local), OPAL_NA_MEM_READ_WRITE, &lmh),
+            OPAL_SUCCESS);
+        ck_assert_int_eq(opal_na_mem_register(c.cls, lmh), OPAL_SUCCESS);
+        na_test_result_t g = {0};
+        size_t off = 1234, len = NSEG * SEG - off - 7;
+        ck_assert_int_eq(
+            opal_na_get(c.cls, c.ctx, na_test_record, &g, lmh, 5, rmh, off, len, server, 0, NULL),
+            OPAL_SUCCESS);
+        ck_assert(na_test_wait(&c, 1, &g.calls, 1, TIMEOUT));
+        ck_assert_int_eq(g.ret, OPAL_SUCCESS);
+        for (size_t i = 0; i < len; ++i) {
+            ck_assert_int_eq(local[5 + i], (unsigned char) ((off + i) * 31 % 251));
+        }
+        opal_na_mem_handle_free(c.cls, lmh);
+    }
+    opal_na_mem_handle_free(c.cls, rmh);
+    na_test_result_t w = {0};
+    ck_assert_int_eq(opal_na_msg_send_unexpected(c.cls, c.ctx, na_test_record, &w, "quit", 4, NULL,
+                                                 server, 0, 0, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(&c, 1, &w.calls, 1, TIMEOUT));
+    int status = 0;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    ck_assert(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+    opal_na_addr_free(c.cls, server);
+    na_test_close(&c);
+    na_test_fini();
+}
+
+START_TEST(a_client_reaches_a_tcp_server_started_alone_by_its_uri_file)
+{
+    client_of_a_server_started_alone("ofi+tcp://127.0.0.1");
+}
+END_TEST
+
+START_TEST(a_client_reaches_a_shm_server_started_alone_by_its_uri_file)
+{
+    client_of_a_server_started_alone("ofi+shm");
+}
+END_TEST
+
+START_TEST(operations_pending_with_a_killed_server_complete_with_an_error)
+{
+    na_test_init();
+    const char *info = "ofi+tcp://127.0.0.1";
+    char *uri = start_server(info);
+    na_test_end_t c;
+    ck_assert_int_eq(na_test_open(info, &c), OPAL_SUCCESS);
+    opal_na_addr_t *server = NULL;
+    ck_assert_int_eq(opal_na_addr_lookup(c.cls, uri, &server), OPAL_SUCCESS);
+    free(uri);
+    char reply[4096];
+    na_test_result_t r;
+    request(&c, server, "memh", reply, sizeof(reply), &r);
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    opal_na_mem_handle_t *rmh = NULL, *lmh = NULL;
+    ck_assert_int_eq(opal_na_mem_handle_deserialize(c.cls, &rmh, reply, r.size), OPAL_SUCCESS);
+    enum { GETS = 200 };
+    static unsigned char local[NSEG * SEG];
+    ck_assert_int_eq(
+        opal_na_mem_handle_create(c.cls, local, sizeof(local), OPAL_NA_MEM_READ_WRITE, &lmh),
+        OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_mem_register(c.cls, lmh), OPAL_SUCCESS);
+    /* A reply that never comes, and gets until some fail. */
+    na_test_result_t never = {0};
+    ck_assert_int_eq(opal_na_msg_recv_expected(c.cls, c.ctx, na_test_record, &never, reply,
+                                               sizeof(reply), NULL, server, 0, 99, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(kill(server_pid, SIGKILL), 0);
+    int status;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    int done = 0, failed = 0;
+    na_test_result_t g[GETS];
+    memset(g, 0, sizeof(g));
+    int started = 0;
+    for (int i = 0; i < GETS; ++i) {
+        if (OPAL_SUCCESS == opal_na_get(c.cls, c.ctx, na_test_record, &g[i], lmh, 0, rmh, 0,
+                                        sizeof(local), server, 0, NULL)) {
+            started++;
+        }
+    }
+    time_t deadline = time(NULL) + TIMEOUT;
+    while (time(NULL) < deadline) {
+        (void) opal_na_poll(c.cls, c.ctx, NULL);
+        (void) opal_na_trigger(c.ctx, 0, NULL);
+        done = failed = 0;
+        for (int i = 0; i < GETS; ++i) {
+            done += g[i].calls;
+            failed += g[i].calls > 0 && OPAL_SUCCESS != g[i].ret;
+        }
+        if (done == started && 1 == never.calls) {
+            break;
+        }
+    }
+    ck_assert_int_eq(done, started);
+    ck_assert_int_gt(failed, 0);
+    ck_assert_int_eq(never.calls, 1);
+    ck_assert_int_eq(never.ret, OPAL_ERR_PEER_FAILED);
+    for (int i = 0; i < GETS; ++i) {
+        ck_assert_int_le(g[i].calls, 1);
+    }
+    opal_na_mem_handle_free(c.cls, rmh);
+    opal_na_mem_handle_free(c.cls, lmh);
+    opal_na_addr_free(c.cls, server);
+    na_test_close(&c);
+    na_test_fini();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("na_ofi_procs");
+    OPAL_TEST_ADD(s, a_client_reaches_a_tcp_server_started_alone_by_its_uri_file);
+    OPAL_TEST_ADD(s, a_client_reaches_a_shm_server_started_alone_by_its_uri_file);
+    OPAL_TEST_ADD(s, operations_pending_with_a_killed_server_complete_with_an_error);
+    return opal_test_run(s);
+}
