@@ -167,9 +167,25 @@ static int run(perf_t *p, int *argc, char ***argv)
     if (OPAL_SUCCESS != apply_mca(&p->opts)) {
         goto out_mca;
     }
-    int rc = orte_init(argc, argv);
+    int rc;
+    if (perf_command_is_na(p->opts.command) && NULL != p->opts.uri_file) {
+        /* Server and client started alone: no run-time at all, as with
+         * Mercury's perf tools. */
+        rc = perf_na_run(p, false);
+        status = OPAL_SUCCESS == rc ? EXIT_SUCCESS : EXIT_FAILURE;
+        goto out_mca;
+    }
+    rc = orte_init(argc, argv);
     if (OPAL_SUCCESS != rc) {
         fprintf(stderr, "opal_perf: orte_init failed: %s\n", opal_strerror(rc));
+        goto out_mca;
+    }
+    if (perf_command_is_na(p->opts.command)) {
+        rc = perf_na_run(p, true);
+        status = OPAL_SUCCESS == rc ? EXIT_SUCCESS : EXIT_FAILURE;
+        if (OPAL_SUCCESS != orte_finalize()) {
+            status = EXIT_FAILURE;
+        }
         goto out_mca;
     }
     rc = check_job(p);

@@ -35,7 +35,18 @@ typedef enum {
     PERF_BW,
     PERF_BIBW,
     PERF_RATE,
+    /* Over na (opal_perf_na.c), in the manner of Mercury's perf tools: */
+    PERF_NA_LAT, /* unexpected to the server, expected back; half round trip */
+    PERF_NA_PUT, /* a window of puts into the server's memory; MB/s */
+    PERF_NA_GET, /* a window of gets from it; MB/s */
+    PERF_SERVER, /* serves the na subcommands of a client */
 } perf_command_t;
+
+/* True for the subcommands that run over na rather than the btl. */
+static inline bool perf_command_is_na(perf_command_t command)
+{
+    return command >= PERF_NA_LAT;
+}
 
 /* Sizes above this default to the "large" iteration counts, as in the OSU
  * benchmarks (whose LARGE_MESSAGE_SIZE is the same). */
@@ -66,6 +77,13 @@ typedef struct perf_options_t {
     bool version;
     perf_mca_pair_t *mca; /* owned, strings too */
     int num_mca;
+    /* na subcommands: the na info string ("btl", "ofi+tcp", ...; owned,
+     * default "btl"), the file through which server and client started
+     * alone exchange the server's URI (owned; NULL: both in one job),
+     * and whether progress sleeps instead of spinning. */
+    char *na_info;
+    char *uri_file;
+    bool blocking;
 } perf_options_t;
 
 /* Fills opts from argv (argv[0] is the program). On a bad command line
@@ -269,6 +287,14 @@ void perf_output_table_header(const perf_t *p);
 void perf_output_table_row(const perf_t *p, const perf_result_t *r);
 /* JSON: the whole document at the end. */
 void perf_output_json(const perf_t *p, const perf_result_t *results, size_t count);
+
+/* ---------------------------------------------------------------- na */
+
+/* Runs an na subcommand (opal_perf_na.c): as server or client started
+ * alone (opts.uri_file), or as rank 1 (server) / rank 0 (client) of a job
+ * of two after orte_init (in_job). Returns OPAL_SUCCESS or an error after
+ * saying why. */
+int perf_na_run(perf_t *p, bool in_job);
 
 /* Runs opal_perf (what main() does); returns the exit status. */
 int opal_perf_main(int argc, char **argv);

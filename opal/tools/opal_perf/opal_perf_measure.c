@@ -177,6 +177,8 @@ int perf_measure(perf_t *p, perf_result_t *result)
             result->value = messages / seconds;
             result->bandwidth = messages * (double) size / seconds / 1e6;
             break;
+        default: /* the na subcommands measure in opal_perf_na.c */
+            break;
     }
     return OPAL_SUCCESS;
 }

@@ -35,16 +35,22 @@ static const opal_cmd_line_option_t options[] = {
     {"validate", 'c', 0, NULL,
      "Fill the messages with a pattern and check it arrived (not timed; for testing)"},
     {"json", '\0', 0, NULL, "Print one JSON document instead of the table"},
+    {"na", '\0', 1, "<info>",
+     "na subcommands: the na class to open (btl, ofi+tcp, ofi+shm, ...; default btl)"},
+    {"uri-file", '\0', 1, "<file>",
+     "na subcommands between processes started alone: the server writes its URI there, the "
+     "client reads it"},
+    {"blocking", '\0', 0, NULL,
+     "na subcommands: progress sleeps on the class's file descriptor instead of spinning"},
     {"help", 'h', 0, NULL, "Show this help and exit"},
     {"version", 'V', 0, NULL, "Show the version and exit"},
     {NULL, '\0', 0, NULL, NULL},
 };
 
 static const char *const command_names[] = {
-    [PERF_LATENCY] = "latency",
-    [PERF_BW] = "bw",
-    [PERF_BIBW] = "bibw",
-    [PERF_RATE] = "rate",
+    [PERF_LATENCY] = "latency", [PERF_BW] = "bw",         [PERF_BIBW] = "bibw",
+    [PERF_RATE] = "rate",       [PERF_NA_LAT] = "na-lat", [PERF_NA_PUT] = "na-put",
+    [PERF_NA_GET] = "na-get",   [PERF_SERVER] = "server",
 };
 
 const char *perf_command_name(perf_command_t command)
@@ -224,7 +230,8 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
     int count = 0;
     char **words = opal_cmd_line_get_positional(cmd, &count);
     if (0 == count) {
-        return bad(err, errlen, "no subcommand: say latency, bw, bibw or rate");
+        return bad(err, errlen,
+                   "no subcommand: say latency, bw, bibw, rate, na-lat, na-put, na-get or server");
     }
     if (count > 1) {
         return bad(err, errlen, "unexpected argument '%s' after the subcommand %s", words[1],
@@ -236,7 +243,10 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
             return OPAL_SUCCESS;
         }
     }
-    return bad(err, errlen, "unknown subcommand '%s' (latency, bw, bibw or rate)", words[0]);
+    return bad(err, errlen,
+               "unknown subcommand '%s' (latency, bw, bibw, rate, na-lat, na-put, na-get or "
+               "server)",
+               words[0]);
 }
 
 static int read_mca(const opal_cmd_line_t *cmd, perf_options_t *opts, char *err, size_t errlen)
@@ -264,6 +274,38 @@ static int read_mca(const opal_cmd_line_t *cmd, perf_options_t *opts, char *err,
     }
     OPAL_LIST_DESTRUCT(&params);
     return OPAL_SUCCESS == rc ? rc : bad(err, errlen, "out of memory");
+}
+
+/* --na, --uri-file and --blocking: only for the na subcommands. */
+static int read_na(const opal_cmd_line_t *cmd, perf_options_t *opts, char *err, size_t errlen)
+{
+    const char *info = last(cmd, "na");
+    const char *file = last(cmd, "uri-file");
+    opts->blocking = opal_cmd_line_is_taken(cmd, "blocking");
+    if (!perf_command_is_na(opts->command)) {
+        if (NULL != info || NULL != file || opts->blocking) {
+            return bad(err, errlen,
+                       "--%s is for the na subcommands (na-lat, na-put, na-get, "
+                       "server), not %s",
+                       NULL != info   ? "na"
+                       : NULL != file ? "uri-file"
+                                      : "blocking",
+                       perf_command_name(opts->command));
+        }
+        return OPAL_SUCCESS;
+    }
+    if (NULL != info && '\0' == info[0]) {
+        return bad(err, errlen, "--na: empty info string (try btl or ofi+tcp)");
+    }
+    if (NULL != file && '\0' == file[0]) {
+        return bad(err, errlen, "--uri-file: empty file name");
+    }
+    opts->na_info = strdup(NULL != info ? info : "btl");
+    opts->uri_file = NULL != file ? strdup(file) : NULL;
+    if (NULL == opts->na_info || (NULL != file && NULL == opts->uri_file)) {
+        return bad(err, errlen, "out of memory");
+    }
+    return OPAL_SUCCESS;
 }
 
 static opal_cmd_line_t *make_cmd_line(void)
@@ -326,6 +368,9 @@ int perf_options_parse(int argc, char **argv, perf_options_t *opts, char *err, s
         rc = read_counts(cmd, opts, err, errlen);
     }
     if (OPAL_SUCCESS == rc) {
+        rc = read_na(cmd, opts, err, errlen);
+    }
+    if (OPAL_SUCCESS == rc) {
         rc = read_mca(cmd, opts, err, errlen);
     }
 out:
@@ -341,6 +386,8 @@ void perf_options_free(perf_options_t *opts)
     }
     free(opts->mca);
     free(opts->sizes);
+    free(opts->na_info);
+    free(opts->uri_file);
     memset(opts, 0, sizeof(*opts));
 }
 
@@ -355,6 +402,14 @@ char *perf_options_usage(void)
         "  bw        a window of messages, then an acknowledgement; MB/s (10^6 bytes)\n"
         "  bibw      both ranks send a window at once; MB/s in both directions\n"
         "  rate      like bw, in messages per second (8 bytes unless sizes are given)\n"
+        "\n"
+        "Over na (--na btl | ofi+tcp | ofi+shm ...), as Mercury's na_lat / na_bw_*:\n"
+        "  na-lat    unexpected message to the server, expected reply; half round trip (us)\n"
+        "  na-put    a window of puts into the server's memory; MB/s\n"
+        "  na-get    a window of gets from it; MB/s\n"
+        "  server    serves them: opal_perf server --na ofi+tcp --uri-file F, then\n"
+        "            opal_perf na-lat --na ofi+tcp --uri-file F; or both in one job:\n"
+        "            mcarun -np 2 opal_perf na-lat --na btl\n"
         "\n"
         "Options:\n";
     static const char outro[] = "\nSelect transports as usual: --mca btl self,sm (here or on "
@@ -389,7 +444,13 @@ long perf_iterations(const perf_options_t *opts, size_t size)
         case PERF_BW:
         case PERF_BIBW:
             return large ? 20 : 100;
+        case PERF_NA_LAT:
+            return large ? 1000 : 10000;
+        case PERF_NA_PUT:
+        case PERF_NA_GET:
+            return large ? 20 : 100;
         case PERF_RATE:
+        case PERF_SERVER:
             break;
     }
     return large ? 100 : 1000;
@@ -410,7 +471,13 @@ long perf_warmup(const perf_options_t *opts, size_t size)
         case PERF_BW:
         case PERF_BIBW:
             return large ? 2 : 10;
+        case PERF_NA_LAT:
+            return large ? 100 : 1000;
+        case PERF_NA_PUT:
+        case PERF_NA_GET:
+            return large ? 2 : 10;
         case PERF_RATE:
+        case PERF_SERVER:
             break;
     }
     return large ? 10 : 100;

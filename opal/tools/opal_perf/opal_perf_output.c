@@ -41,7 +41,7 @@ static const char *column_title(perf_command_t command)
         case PERF_BW:
         case PERF_BIBW:
             return "Bandwidth (MB/s)";
-        case PERF_RATE:
+        default:
             break;
     }
     return "Messages/s";
@@ -186,6 +186,8 @@ void perf_output_json(const perf_t *p, const perf_result_t *results, size_t coun
             case PERF_RATE:
                 fprintf(out, "\"messages_per_s\": %.1f, \"bandwidth_MBps\": %.3f}", r->value,
                         r->bandwidth);
+                break;
+            default: /* the na subcommands print in opal_perf_na.c */
                 break;
         }
     }
