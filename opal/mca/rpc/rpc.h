@@ -117,6 +117,9 @@ typedef struct opal_rpc_stats_t {
  * network, requests to this process only), listening when listen. Reference
  * counted. */
 OPAL_DECLSPEC int opal_rpc_init(const char *info, bool listen);
+/* The same with the na class's options (busy_wait: progress spins instead
+ * of sleeping on the fd; NULL: the defaults). */
+OPAL_DECLSPEC int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *opts);
 /* Closes it (every context destroyed before: OPAL_ERR_RESOURCE_BUSY). */
 OPAL_DECLSPEC int opal_rpc_finalize(void);
 /* The na class (NULL without network). */
@@ -174,6 +177,8 @@ OPAL_DECLSPEC int opal_rpc_req_create(opal_rpc_context_t *ctx, const opal_rpc_en
 OPAL_DECLSPEC void *opal_rpc_req_input(opal_rpc_request_t *req);
 OPAL_DECLSPEC void *opal_rpc_req_output(opal_rpc_request_t *req);
 OPAL_DECLSPEC uint32_t opal_rpc_req_opcode(const opal_rpc_request_t *req);
+/* The context the request was created on (client) or came to (server). */
+OPAL_DECLSPEC opal_rpc_context_t *opal_rpc_req_context(const opal_rpc_request_t *req);
 /* This request's timeout in seconds (0: none); before send. The default
  * is the variable rpc_base_timeout. */
 OPAL_DECLSPEC int opal_rpc_req_set_timeout(opal_rpc_request_t *req, double seconds);

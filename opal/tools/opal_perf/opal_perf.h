@@ -40,6 +40,9 @@ typedef enum {
     PERF_NA_PUT, /* a window of puts into the server's memory; MB/s */
     PERF_NA_GET, /* a window of gets from it; MB/s */
     PERF_SERVER, /* serves the na subcommands of a client */
+    /* Over rpc (opal_perf_rpc.c), as Mercury's hg_rate: */
+    PERF_RPC_RATE,   /* null RPCs with a window in flight; RPC/s */
+    PERF_RPC_SERVER, /* serves rpc-rate */
 } perf_command_t;
 
 /* True for the subcommands that run over na rather than the btl. */
@@ -295,6 +298,8 @@ void perf_output_json(const perf_t *p, const perf_result_t *results, size_t coun
  * of two after orte_init (in_job). Returns OPAL_SUCCESS or an error after
  * saying why. */
 int perf_na_run(perf_t *p, bool in_job);
+/* The rpc subcommands (opal_perf_rpc.c), likewise. */
+int perf_rpc_run(perf_t *p, bool in_job);
 
 /* Runs opal_perf (what main() does); returns the exit status. */
 int opal_perf_main(int argc, char **argv);

@@ -50,7 +50,8 @@ static const opal_cmd_line_option_t options[] = {
 static const char *const command_names[] = {
     [PERF_LATENCY] = "latency", [PERF_BW] = "bw",         [PERF_BIBW] = "bibw",
     [PERF_RATE] = "rate",       [PERF_NA_LAT] = "na-lat", [PERF_NA_PUT] = "na-put",
-    [PERF_NA_GET] = "na-get",   [PERF_SERVER] = "server",
+    [PERF_NA_GET] = "na-get",   [PERF_SERVER] = "server", [PERF_RPC_RATE] = "rpc-rate",
+    [PERF_RPC_SERVER] = "rpc-server",
 };
 
 const char *perf_command_name(perf_command_t command)
@@ -206,7 +207,7 @@ static int read_sizes(const opal_cmd_line_t *cmd, perf_options_t *opts, char *er
         return parse_list(list, opts, err, errlen);
     }
     size_t min = 0, max = PERF_DEFAULT_MAX_SIZE;
-    if (PERF_RATE == opts->command && NULL == min_text && NULL == max_text) {
+    if ((PERF_RATE == opts->command || PERF_RPC_RATE == opts->command || PERF_RPC_SERVER == opts->command) && NULL == min_text && NULL == max_text) {
         min = max = PERF_DEFAULT_RATE_SIZE;
     }
     int rc = OPAL_SUCCESS;
@@ -244,8 +245,8 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
         }
     }
     return bad(err, errlen,
-               "unknown subcommand '%s' (latency, bw, bibw, rate, na-lat, na-put, na-get or "
-               "server)",
+               "unknown subcommand '%s' (latency, bw, bibw, rate, na-lat, na-put, na-get, "
+               "server, rpc-rate or rpc-server)",
                words[0]);
 }
 
@@ -451,6 +452,8 @@ long perf_iterations(const perf_options_t *opts, size_t size)
             return large ? 20 : 100;
         case PERF_RATE:
         case PERF_SERVER:
+        case PERF_RPC_RATE:
+        case PERF_RPC_SERVER:
             break;
     }
     return large ? 100 : 1000;
@@ -478,6 +481,8 @@ long perf_warmup(const perf_options_t *opts, size_t size)
             return large ? 2 : 10;
         case PERF_RATE:
         case PERF_SERVER:
+        case PERF_RPC_RATE:
+        case PERF_RPC_SERVER:
             break;
     }
     return large ? 10 : 100;

@@ -63,6 +63,11 @@ MCA_BASE_FRAMEWORK_DECLARE(opal, rpc, "Remote procedure calls (DAOS CaRT's engin
 
 int opal_rpc_init(const char *info, bool listen)
 {
+    return opal_rpc_init_opt(info, listen, NULL);
+}
+
+int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *opts)
+{
     opal_rpc_engine_t *e = &opal_rpc_engine;
     int rc;
     if (e->refcount > 0) {
@@ -88,7 +93,7 @@ int opal_rpc_init(const char *info, bool listen)
     e->na = NULL;
     e->eager_size = 64 * 1024;
     if (NULL != info) {
-        rc = opal_na_initialize(info, listen, &e->na);
+        rc = opal_na_initialize_opt(info, listen, opts, &e->na);
         if (OPAL_SUCCESS != rc) {
             goto out_close;
         }

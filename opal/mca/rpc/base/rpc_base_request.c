@@ -108,6 +108,11 @@ uint32_t opal_rpc_req_opcode(const opal_rpc_request_t *req)
     return req->opcode;
 }
 
+opal_rpc_context_t *opal_rpc_req_context(const opal_rpc_request_t *req)
+{
+    return req->ctx;
+}
+
 const char *opal_rpc_req_error_reason(const opal_rpc_request_t *req)
 {
     return req->error_reason;
