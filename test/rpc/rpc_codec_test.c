@@ -142,7 +142,7 @@ START_TEST(random_values_round_trip)
         in.u8 = (uint8_t) rand_r(&seed);
         in.i16 = (int16_t) rand_r(&seed);
         in.u32 = (uint32_t) rand_r(&seed) * 2654435761u;
-        in.i64 = ((int64_t) rand_r(&seed) << 33) ^ rand_r(&seed);
+        in.i64 = (int64_t) (((uint64_t) rand_r(&seed) << 33) ^ (uint64_t) rand_r(&seed));
         in.d = (double) rand_r(&seed) / 7.0;
         in.flag = rand_r(&seed) & 1;
         uint16_t w[8];
