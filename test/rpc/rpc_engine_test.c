@@ -206,6 +206,29 @@ static outcome_t *send_as(opal_rpc_request_t *req, uint32_t opcode, outcome_t *o
     return o;
 }
 
+START_TEST(loopback_carries_arguments_of_any_size)
+{
+    size_t n = (size_t) 1 << 20;
+    char *big = malloc(n + 1);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    for (int k = 0; k < 2; ++k) {
+        outcome_t o = {0};
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 1);
+        echo_in_t *in = opal_rpc_req_input(req);
+        in->text = 0 == k ? "" : big;
+        opal_rpc_req_addref(req);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+        ck_assert_int_eq(o.status, OPAL_SUCCESS);
+        const echo_out_t *out = opal_rpc_req_output(req);
+        ck_assert_uint_eq(strlen(out->text), 0 == k ? 0 : n);
+        opal_rpc_req_decref(req);
+    }
+    free(big);
+}
+END_TEST
+
 START_TEST(unknown_protocol_is_an_error_reply_with_a_reason)
 {
     outcome_t o = {0};
@@ -642,6 +665,7 @@ int main(void)
 {
     Suite *s = suite_create("rpc_engine");
     add(s, request_gets_its_reply);
+    add(s, loopback_carries_arguments_of_any_size);
     add(s, unknown_protocol_is_an_error_reply_with_a_reason);
     add(s, unregistered_version_is_a_version_mismatch);
     add(s, input_that_does_not_decode_is_an_error_reply);

@@ -1,8 +1,8 @@
 /*
  * The rpc engine between processes over na/ofi (tcp and shm): a server
  * started alone (rpc_peer) writes its URI to a file; the client looks it
- * up and sends requests to its contexts, bad opcodes, arguments at the
- * eager size, one-way requests; and a server killed with requests in
+ * up and sends requests to its contexts, arguments around the eager size
+ * and larger (by bulk); and a server killed with requests in
  * flight (each completes once, with an error).
  */
 #include "opal/opal_config.h"
@@ -148,17 +148,29 @@ static void requests_to_a_server_started_alone(const char *info)
         ck_assert_uint_eq(o.value, i + 1);
         ck_assert_uint_eq(o.ctx_idx, i & 1);
     }
-    /* Arguments up to what fits in one message, and one byte past it. */
+    /* Inputs of the eager size - 1, + 1, and 1 MiB (by bulk); an output
+     * larger than the eager size is an error reply saying so. */
     size_t eager = opal_na_msg_get_max_unexpected_size(opal_rpc_na_class());
     size_t fits = eager - 26 - (4 + 4 + 4 + 4); /* header, value, text, iov length */
-    uint8_t *data = calloc(1, eager);
-    ck_assert_int_eq(call(RPC_TEST_ECHO, 0, 1, data, (uint32_t) (fits - 4), &o), OPAL_SUCCESS);
-    ck_assert_int_eq(o.status, OPAL_SUCCESS);
-    ck_assert_uint_eq(o.data_len, fits - 4);
-    ck_assert_int_eq(call(RPC_TEST_ECHO, 0, 1, data, (uint32_t) eager, &o),
-                     OPAL_ERR_VALUE_OUT_OF_BOUNDS);
+    size_t sizes[] = {fits - 1, fits, fits + 1, (size_t) 1 << 20};
+    uint8_t *data = malloc((size_t) 1 << 20);
+    for (size_t i = 0; i < ((size_t) 1 << 20); ++i) {
+        data[i] = (uint8_t) (i * 7);
+    }
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); ++k) {
+        uint32_t want = 0;
+        for (size_t i = 0; i < sizes[k]; ++i) {
+            want += data[i];
+        }
+        ck_assert_int_eq(call(RPC_TEST_SUM, 1, 0, data, (uint32_t) sizes[k], &o), OPAL_SUCCESS);
+        ck_assert_msg(OPAL_SUCCESS == o.status, "%zu bytes: %s", sizes[k], o.reason);
+        ck_assert_uint_eq(o.value, want);
+        ck_assert_uint_eq(o.ctx_idx, 1);
+    }
+    ck_assert_int_eq(call(RPC_TEST_ECHO, 0, 1, data, (uint32_t) eager, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_ERR_VALUE_OUT_OF_BOUNDS);
+    ck_assert_ptr_nonnull(strstr(o.reason, "larger than the eager size"));
     free(data);
-    /* A context the server does not have: the request times out. */
     stop_server();
     close_client();
 }

@@ -2,7 +2,8 @@
  * The protocol the multi-process rpc tests share (client and server
  * register it alike): echo (a value, a string and an IOV back), sleep
  * (replies after a delay, so requests stay in flight), note (one-way),
- * stop (ends the server).
+ * stop (ends the server), sum (the bytes of the IOV added up, for inputs
+ * of any size).
  */
 #ifndef TEST_RPC_RPC_TEST_PROTO_H
 #define TEST_RPC_RPC_TEST_PROTO_H
@@ -10,7 +11,7 @@
 #include "opal/mca/rpc/rpc.h"
 
 #define RPC_TEST_BASE 0x21
-enum { RPC_TEST_ECHO, RPC_TEST_SLEEP, RPC_TEST_NOTE, RPC_TEST_STOP, RPC_TEST_COUNT };
+enum { RPC_TEST_ECHO, RPC_TEST_SLEEP, RPC_TEST_NOTE, RPC_TEST_STOP, RPC_TEST_SUM, RPC_TEST_COUNT };
 
 #define RPC_TEST_IN_FIELDS(X)                                                                      \
     X(uint32_t, value, VAR)                                                                        \

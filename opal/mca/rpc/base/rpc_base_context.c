@@ -180,8 +180,8 @@ static void source_name(opal_na_addr_t *source, char *buf, size_t size)
     }
 }
 
-static void error_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in, opal_na_addr_t *source,
-                        int status, const char *why)
+void opal_rpc_base_error_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in,
+                               opal_na_addr_t *source, int status, const char *why)
 {
     opal_rpc_hdr_t hdr = {.type = OPAL_RPC_HDR_REPLY,
                           .flags = OPAL_RPC_HDR_F_ERROR,
@@ -192,7 +192,8 @@ static void error_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in, opal_
                           .status = status};
     uint8_t *buf = NULL;
     size_t len = 0;
-    if (OPAL_SUCCESS == opal_rpc_base_build(&hdr, NULL, NULL, why, &buf, &len)) {
+    if (OPAL_SUCCESS ==
+        opal_rpc_base_build(&hdr, NULL, NULL, why, opal_rpc_base_limit(source), &buf, &len)) {
         (void) opal_rpc_base_transmit(ctx, source, in->src_ctx, buf, len, NULL);
     }
 }
@@ -202,7 +203,7 @@ static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
 {
     const opal_rpc_op_t *op = NULL;
     bool oneway = 0 != (hdr->flags & OPAL_RPC_HDR_F_ONEWAY);
-    char why[256], name[128];
+    char why[256];
     int rc = opal_rpc_base_proto_lookup(hdr->opcode, &op, why, sizeof(why));
     if (OPAL_SUCCESS == rc && oneway != (0 != (op->flags & OPAL_RPC_OP_ONEWAY))) {
         snprintf(why, sizeof(why), "opcode 0x%08x is %sone-way here", hdr->opcode,
@@ -213,13 +214,31 @@ static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         if (!oneway) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof(why) - n, " at context %u", ctx->idx);
-            error_reply(ctx, hdr, source, rc, why);
+            opal_rpc_base_error_reply(ctx, hdr, source, rc, why);
         }
         goto drop;
     }
+    if (0 != (hdr->flags & OPAL_RPC_HDR_F_BULK)) {
+        opal_rpc_base_bulk_pull(ctx, hdr, op, payload, source);
+        return;
+    }
+    opal_rpc_base_dispatch(ctx, hdr, op, payload, hdr->payload_len, source);
+    return;
+drop:
+    opal_rpc_addr_free(source);
+}
+
+void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
+                            const opal_rpc_op_t *op, const uint8_t *payload, size_t len,
+                            opal_na_addr_t *source)
+{
+    bool oneway = 0 != (hdr->flags & OPAL_RPC_HDR_F_ONEWAY);
+    char why[256], name[128];
+    int rc = OPAL_SUCCESS;
     opal_rpc_request_t *req = calloc(1, sizeof(*req));
     if (NULL == req) {
-        goto drop;
+        opal_rpc_addr_free(source);
+        return;
     }
     atomic_init(&req->refcount, 1);
     atomic_init(&req->replied, oneway);
@@ -238,16 +257,16 @@ static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         return;
     }
     if (NULL != op->in) {
-        rc = opal_rpc_codec_decode(op->in, payload, hdr->payload_len, req->input);
+        rc = opal_rpc_codec_decode(op->in, payload, len, req->input);
         req->input_decoded = OPAL_SUCCESS == rc;
-    } else if (0 != hdr->payload_len) {
+    } else if (0 != len) {
         rc = OPAL_ERR_PROTOCOL;
     }
     if (OPAL_SUCCESS != rc) {
         source_name(source, name, sizeof(name));
         snprintf(why, sizeof(why),
-                 "input of opcode 0x%08x (%u bytes) from %s does not decode as %s", hdr->opcode,
-                 hdr->payload_len, name, NULL == op->in ? "no arguments" : op->in->name);
+                 "input of opcode 0x%08x (%zu bytes) from %s does not decode as %s", hdr->opcode,
+                 len, name, NULL == op->in ? "no arguments" : op->in->name);
         opal_output_verbose(1, opal_rpc_base_output, "rpc: %s", why);
         if (!oneway) {
             (void) opal_rpc_reply_error(req, OPAL_ERR_PROTOCOL, why);
@@ -260,9 +279,6 @@ static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     opal_mutex_unlock(&ctx->lock);
     op->handler(req);
     opal_rpc_req_decref(req);
-    return;
-drop:
-    opal_rpc_addr_free(source);
 }
 
 static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
@@ -281,7 +297,10 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     opal_mutex_unlock(&ctx->lock);
     int status = hdr->status;
     char *reason = NULL;
-    if (0 != (hdr->flags & OPAL_RPC_HDR_F_ERROR)) {
+    if (0 != (hdr->flags & OPAL_RPC_HDR_F_BULK)) {
+        status = OPAL_ERR_PROTOCOL;
+        reason = strdup("a reply whose output goes by bulk (not understood here)");
+    } else if (0 != (hdr->flags & OPAL_RPC_HDR_F_ERROR)) {
         opal_cursor_t c;
         opal_cursor_init_read(&c, payload, hdr->payload_len);
         opal_rpc_codec_get_string(&c, &reason);

@@ -91,6 +91,7 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
     }
     memset(e->contexts, 0, sizeof(e->contexts));
     e->na = NULL;
+    e->bulk = NULL;
     e->eager_size = 64 * 1024;
     if (NULL != info) {
         rc = opal_na_initialize_opt(info, listen, opts, &e->na);
@@ -98,6 +99,12 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
             goto out_close;
         }
         e->eager_size = opal_na_msg_get_max_unexpected_size(e->na);
+        rc = opal_bulk_init(e->na, &e->bulk);
+        if (OPAL_SUCCESS != rc) {
+            opal_output(0, "rpc: no bulk over %s (%s): inputs stay within the eager size", info,
+                        opal_strerror(rc));
+            e->bulk = NULL;
+        }
     }
     OBJ_CONSTRUCT(&e->lock, opal_mutex_t);
     e->protos = NULL;
@@ -106,6 +113,9 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
     if (OPAL_SUCCESS != rc) {
         opal_rpc_base_proto_clear();
         OBJ_DESTRUCT(&e->lock);
+        if (NULL != e->bulk) {
+            (void) opal_bulk_finalize(e->bulk);
+        }
         if (NULL != e->na) {
             (void) opal_na_finalize(e->na);
         }
@@ -136,6 +146,10 @@ int opal_rpc_finalize(void)
     }
     opal_rpc_base_proto_clear();
     OBJ_DESTRUCT(&e->lock);
+    if (NULL != e->bulk) {
+        (void) opal_bulk_finalize(e->bulk);
+        e->bulk = NULL;
+    }
     if (NULL != e->na) {
         (void) opal_na_finalize(e->na);
         e->na = NULL;

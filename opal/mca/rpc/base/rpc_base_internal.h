@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "opal/class/opal_hash_table.h"
+#include "opal/mca/bulk/bulk.h"
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/rpc/base/rpc_base_header.h"
 #include "opal/mca/rpc/base/rpc_base_timer.h"
@@ -37,8 +38,9 @@ typedef struct rpc_proto_entry_t {
 
 typedef struct opal_rpc_engine_t {
     int refcount;
-    opal_na_class_t *na; /* NULL: this process only */
-    size_t eager_size;   /* largest message (header included) */
+    opal_na_class_t *na;     /* NULL: this process only */
+    opal_bulk_class_t *bulk; /* inputs larger than the eager size */
+    size_t eager_size;       /* largest message (header included) */
     opal_mutex_t lock;
     rpc_proto_entry_t *protos;
     size_t proto_count;
@@ -97,6 +99,10 @@ struct opal_rpc_request_t {
     opal_rpc_timer_entry_t timer;
     rpc_target_t *target;
     bool holds_credit;
+    /* An input too large for one message: its encoding, exposed to the
+     * server by a read-only bulk handle until the request is released. */
+    opal_bulk_t *in_bulk;
+    uint8_t *in_bulk_buf;
     /* The encoded request while it waits for a credit. */
     uint8_t *pending_buf;
     size_t pending_len;
@@ -129,10 +135,29 @@ struct opal_rpc_context_t {
 };
 
 /* Encodes header + args into a malloc'd buffer: OPAL_SUCCESS, or
- * OPAL_ERR_VALUE_OUT_OF_BOUNDS past the eager size. */
+ * OPAL_ERR_VALUE_OUT_OF_BOUNDS past limit bytes. */
 OPAL_DECLSPEC int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec,
-                                      const void *args, const char *reason, uint8_t **buf,
-                                      size_t *len);
+                                      const void *args, const char *reason, size_t limit,
+                                      uint8_t **buf, size_t *len);
+/* The largest message to addr (NULL, this process: no limit but u32). */
+OPAL_DECLSPEC size_t opal_rpc_base_limit(opal_na_addr_t *addr);
+/* Encodes req's input aside, exposes it by bulk, and builds the message
+ * that carries the handle instead (hdr gets OPAL_RPC_HDR_F_BULK). */
+OPAL_DECLSPEC int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr,
+                                             uint8_t **buf, size_t *len);
+/* Server: pulls the input a request's bulk payload describes, then
+ * dispatches it (source is taken over). */
+OPAL_DECLSPEC void opal_rpc_base_bulk_pull(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
+                                           const opal_rpc_op_t *op, const uint8_t *payload,
+                                           opal_na_addr_t *source);
+/* Server: decodes payload (len bytes) as op's input and runs the handler
+ * (source is taken over). */
+OPAL_DECLSPEC void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
+                                          const opal_rpc_op_t *op, const uint8_t *payload,
+                                          size_t len, opal_na_addr_t *source);
+/* Server: an error reply to the request hdr describes. */
+OPAL_DECLSPEC void opal_rpc_base_error_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in,
+                                             opal_na_addr_t *source, int status, const char *why);
 /* Sends buf (taken: freed when sent) to (addr, ctx_idx) from ctx; req (may
  * be NULL) is told when the send fails or, for one-way, completes. */
 OPAL_DECLSPEC int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr,

@@ -14,12 +14,17 @@
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
+size_t opal_rpc_base_limit(opal_na_addr_t *addr)
+{
+    return NULL == addr ? OPAL_RPC_HDR_SIZE + (size_t) UINT32_MAX : opal_rpc_engine.eager_size;
+}
+
 int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec, const void *args,
-                        const char *reason, uint8_t **buf, size_t *len)
+                        const char *reason, size_t limit, uint8_t **buf, size_t *len)
 {
     size_t payload = NULL != reason ? 4 + strlen(reason) : NULL != codec ? codec->size(args) : 0;
     size_t total = OPAL_RPC_HDR_SIZE + payload;
-    if (total > opal_rpc_engine.eager_size || payload > UINT32_MAX) {
+    if (total > limit || payload > UINT32_MAX) {
         return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
     }
     uint8_t *b = malloc(total);
@@ -174,6 +179,10 @@ void opal_rpc_base_req_destroy(opal_rpc_request_t *req)
     }
     free(req->error_reason);
     free(req->pending_buf);
+    if (NULL != req->in_bulk) {
+        (void) opal_bulk_free(req->in_bulk);
+    }
+    free(req->in_bulk_buf);
     opal_rpc_addr_free(req->addr);
     free(req);
 }
@@ -225,13 +234,16 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
                           .id = req->id,
                           .src_ctx = ctx->idx,
                           .dst_ctx = req->peer_ctx};
-    rc = opal_rpc_base_build(&hdr, req->op->in, req->input, NULL, &buf, &len);
+    rc = opal_rpc_base_build(&hdr, req->op->in, req->input, NULL, opal_rpc_base_limit(req->addr),
+                             &buf, &len);
+    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc && NULL != opal_rpc_engine.bulk && !oneway) {
+        rc = opal_rpc_base_bulk_request(req, &hdr, &buf, &len);
+    }
     if (OPAL_SUCCESS != rc) {
         if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc) {
-            opal_output(0,
-                        "rpc: input of opcode 0x%08x is larger than the eager size %zu "
-                        "(arguments by bulk are not there yet)",
-                        req->opcode, opal_rpc_engine.eager_size);
+            opal_output(0, "rpc: input of opcode 0x%08x is larger than the eager size %zu%s",
+                        req->opcode, opal_rpc_engine.eager_size,
+                        oneway ? " (one-way requests do not go by bulk)" : "");
         }
         goto out_drop;
     }
@@ -415,15 +427,16 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
                           .status = status};
     uint8_t *buf = NULL;
     size_t len = 0;
+    size_t limit = opal_rpc_base_limit(req->addr);
     int rc = opal_rpc_base_build(&hdr, OPAL_SUCCESS == status ? req->op->out : NULL, req->output,
-                                 reason, &buf, &len);
+                                 reason, limit, &buf, &len);
     if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc) {
         char why[160];
         snprintf(why, sizeof(why), "output of opcode 0x%08x is larger than the eager size %zu",
                  req->opcode, opal_rpc_engine.eager_size);
         hdr.flags = OPAL_RPC_HDR_F_ERROR;
         hdr.status = OPAL_ERR_VALUE_OUT_OF_BOUNDS;
-        rc = opal_rpc_base_build(&hdr, NULL, NULL, why, &buf, &len);
+        rc = opal_rpc_base_build(&hdr, NULL, NULL, why, limit, &buf, &len);
         if (OPAL_SUCCESS == rc) {
             rc = opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
         }
