@@ -412,6 +412,10 @@ char *perf_options_usage(void)
         "            opal_perf na-lat --na ofi+tcp --uri-file F; or both in one job:\n"
         "            mcarun -np 2 opal_perf na-lat --na btl\n"
         "\n"
+        "Over rpc, as Mercury's hg_rate (opal_perf_rpc.c):\n"
+        "  rpc-rate    --window requests in flight, each an IOV of the size; RPC/s\n"
+        "  rpc-server  serves it (--uri-file F), or rank 1 of mcarun -np 2 serves\n"
+        "\n"
         "Options:\n";
     static const char outro[] = "\nSelect transports as usual: --mca btl self,sm (here or on "
                                 "mcarun's command line).\nSee opal_perf(1).\n";
