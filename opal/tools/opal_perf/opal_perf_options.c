@@ -48,10 +48,11 @@ static const opal_cmd_line_option_t options[] = {
 };
 
 static const char *const command_names[] = {
-    [PERF_LATENCY] = "latency", [PERF_BW] = "bw",         [PERF_BIBW] = "bibw",
-    [PERF_RATE] = "rate",       [PERF_NA_LAT] = "na-lat", [PERF_NA_PUT] = "na-put",
-    [PERF_NA_GET] = "na-get",   [PERF_SERVER] = "server", [PERF_RPC_RATE] = "rpc-rate",
-    [PERF_RPC_SERVER] = "rpc-server",
+    [PERF_LATENCY] = "latency",   [PERF_BW] = "bw",
+    [PERF_BIBW] = "bibw",         [PERF_RATE] = "rate",
+    [PERF_NA_LAT] = "na-lat",     [PERF_NA_PUT] = "na-put",
+    [PERF_NA_GET] = "na-get",     [PERF_SERVER] = "server",
+    [PERF_RPC_RATE] = "rpc-rate", [PERF_RPC_SERVER] = "rpc-server",
 };
 
 const char *perf_command_name(perf_command_t command)
@@ -207,7 +208,9 @@ static int read_sizes(const opal_cmd_line_t *cmd, perf_options_t *opts, char *er
         return parse_list(list, opts, err, errlen);
     }
     size_t min = 0, max = PERF_DEFAULT_MAX_SIZE;
-    if ((PERF_RATE == opts->command || PERF_RPC_RATE == opts->command || PERF_RPC_SERVER == opts->command) && NULL == min_text && NULL == max_text) {
+    if ((PERF_RATE == opts->command || PERF_RPC_RATE == opts->command ||
+         PERF_RPC_SERVER == opts->command) &&
+        NULL == min_text && NULL == max_text) {
         min = max = PERF_DEFAULT_RATE_SIZE;
     }
     int rc = OPAL_SUCCESS;
