@@ -368,7 +368,7 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
         }
         (void) opal_rpc_timer_heap_remove(&ctx->timers, top);
         opal_rpc_request_t *req =
-            (opal_rpc_request_t *) ((char *) top - offsetof(opal_rpc_request_t, timer));
+            (opal_rpc_request_t *) (void *) ((char *) top - offsetof(opal_rpc_request_t, timer));
         /* Alive: completing it is what would let it go, and only this
          * thread runs its callback. */
         opal_mutex_unlock(&ctx->lock);
