@@ -382,9 +382,9 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
     }
 }
 
-/* One round: loopback deliveries, the network, deadlines, completions.
- * Returns how many things happened. */
-static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms)
+/* One round: loopback deliveries, the network, deadlines (when timers),
+ * completions. Returns how many things happened. */
+static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms, bool timers)
 {
     unsigned int events = 0;
     opal_mutex_lock(&ctx->lock);
@@ -405,7 +405,9 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         (void) opal_na_trigger(ctx->na_ctx, 0, &count);
         events += count;
     }
-    *next_ms = opal_rpc_base_expire(ctx);
+    if (timers) {
+        *next_ms = opal_rpc_base_expire(ctx);
+    }
     opal_mutex_lock(&ctx->lock);
     opal_rpc_request_t *done = ctx->done_head;
     ctx->done_head = ctx->done_tail = NULL;
@@ -428,11 +430,20 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
 int opal_rpc_progress(opal_rpc_context_t *ctx, unsigned int timeout_ms)
 {
     opal_rpc_context_t *outer = progressing;
-    uint64_t deadline = opal_timer_ns() + (uint64_t) timeout_ms * 1000000;
     unsigned int events = 0, next_ms = 0;
+    uint64_t deadline = 0;
     progressing = ctx;
+    if (0 == timeout_ms) {
+        /* A spinning caller: reading the clock for the deadlines on every
+         * round cost a third of a null RPC's time (clock_gettime in a
+         * perf profile); every 16th round delays a timeout by microseconds. */
+        events = progress_once(ctx, &next_ms, 0 == (++ctx->rounds & 15));
+        progressing = outer;
+        return events > 0 ? OPAL_SUCCESS : OPAL_ERR_TIMEOUT;
+    }
+    deadline = opal_timer_ns() + (uint64_t) timeout_ms * 1000000;
     for (;;) {
-        events = progress_once(ctx, &next_ms);
+        events = progress_once(ctx, &next_ms, true);
         uint64_t now = opal_timer_ns();
         if (events > 0 || now >= deadline) {
             break;

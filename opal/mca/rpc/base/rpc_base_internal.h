@@ -131,6 +131,7 @@ struct opal_rpc_context_t {
     struct rpc_recv_slot_t *slots;
     int slot_count;
     _Atomic int sends_pending; /* na sends not completed */
+    unsigned int rounds;       /* progress rounds (timers every 16th when spinning) */
     opal_rpc_stats_t stats;
 };
 
