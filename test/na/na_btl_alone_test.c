@@ -197,7 +197,7 @@ START_TEST(cleanup_removes_a_killed_process_files_and_never_a_live_ones)
     ck_assert_int_gt(shm_files_of(dead.pid), 0);
 
     const char *args[] = {"--cleanup", NULL};
-    const char *info = mcarun_test_build_path("opal/tools/opal_info/opal_info");
+    const char *info = mcarun_test_build_path("tools/opal_info/opal_info");
     char cmd[PATH_MAX + 32];
     snprintf(cmd, sizeof(cmd), "%s %s > %s/cleanup.out 2>&1", info, args[0], workdir);
     ck_assert_int_eq(system(cmd), 0);

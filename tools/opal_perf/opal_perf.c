@@ -171,7 +171,7 @@ static int run(perf_t *p, int *argc, char ***argv)
     if (perf_command_is_na(p->opts.command) && NULL != p->opts.uri_file) {
         /* Server and client started alone: no run-time at all, as with
          * Mercury's perf tools. */
-        rc = perf_na_run(p, false);
+        rc = PERF_RPC_RATE <= p->opts.command ? perf_rpc_run(p, false) : perf_na_run(p, false);
         status = OPAL_SUCCESS == rc ? EXIT_SUCCESS : EXIT_FAILURE;
         goto out_mca;
     }
@@ -181,7 +181,7 @@ static int run(perf_t *p, int *argc, char ***argv)
         goto out_mca;
     }
     if (perf_command_is_na(p->opts.command)) {
-        rc = perf_na_run(p, true);
+        rc = PERF_RPC_RATE <= p->opts.command ? perf_rpc_run(p, true) : perf_na_run(p, true);
         status = OPAL_SUCCESS == rc ? EXIT_SUCCESS : EXIT_FAILURE;
         if (OPAL_SUCCESS != orte_finalize()) {
             status = EXIT_FAILURE;

@@ -43,6 +43,9 @@ typedef enum {
     PERF_BULK_PULL, /* the server pulls a window of chunks from the client's handle */
     PERF_BULK_PUSH, /* the server pushes them into it */
     PERF_SERVER,    /* serves the na and bulk subcommands of a client */
+    /* Over rpc (opal_perf_rpc.c), as Mercury's hg_rate: */
+    PERF_RPC_RATE,   /* null RPCs with a window in flight; RPC/s */
+    PERF_RPC_SERVER, /* serves rpc-rate */
 } perf_command_t;
 
 /* True for the subcommands that run over na rather than the btl. */
@@ -298,6 +301,8 @@ void perf_output_json(const perf_t *p, const perf_result_t *results, size_t coun
  * of two after orte_init (in_job). Returns OPAL_SUCCESS or an error after
  * saying why. */
 int perf_na_run(perf_t *p, bool in_job);
+/* The rpc subcommands (opal_perf_rpc.c), likewise. */
+int perf_rpc_run(perf_t *p, bool in_job);
 
 /* Runs opal_perf (what main() does); returns the exit status. */
 int opal_perf_main(int argc, char **argv);

@@ -53,6 +53,7 @@ static const char *const command_names[] = {
     [PERF_NA_LAT] = "na-lat",       [PERF_NA_PUT] = "na-put",
     [PERF_NA_GET] = "na-get",       [PERF_BULK_PULL] = "bulk-pull",
     [PERF_BULK_PUSH] = "bulk-push", [PERF_SERVER] = "server",
+    [PERF_RPC_RATE] = "rpc-rate",   [PERF_RPC_SERVER] = "rpc-server",
 };
 
 const char *perf_command_name(perf_command_t command)
@@ -208,7 +209,9 @@ static int read_sizes(const opal_cmd_line_t *cmd, perf_options_t *opts, char *er
         return parse_list(list, opts, err, errlen);
     }
     size_t min = 0, max = PERF_DEFAULT_MAX_SIZE;
-    if (PERF_RATE == opts->command && NULL == min_text && NULL == max_text) {
+    if ((PERF_RATE == opts->command || PERF_RPC_RATE == opts->command ||
+         PERF_RPC_SERVER == opts->command) &&
+        NULL == min_text && NULL == max_text) {
         min = max = PERF_DEFAULT_RATE_SIZE;
     }
     int rc = OPAL_SUCCESS;
@@ -248,7 +251,7 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
     }
     return bad(err, errlen,
                "unknown subcommand '%s' (latency, bw, bibw, rate, na-lat, na-put, na-get, "
-               "bulk-pull, bulk-push or server)",
+               "bulk-pull, bulk-push, server, rpc-rate or rpc-server)",
                words[0]);
 }
 
@@ -417,6 +420,10 @@ char *perf_options_usage(void)
         "            opal_perf na-lat --na ofi+tcp --uri-file F; or both in one job:\n"
         "            mcarun -np 2 opal_perf na-lat --na btl\n"
         "\n"
+        "Over rpc, as Mercury's hg_rate (opal_perf_rpc.c):\n"
+        "  rpc-rate    --window requests in flight, each an IOV of the size; RPC/s\n"
+        "  rpc-server  serves it (--uri-file F), or rank 1 of mcarun -np 2 serves\n"
+        "\n"
         "Options:\n";
     static const char outro[] = "\nSelect transports as usual: --mca btl self,sm (here or on "
                                 "mcarun's command line).\nSee opal_perf(1).\n";
@@ -459,6 +466,8 @@ long perf_iterations(const perf_options_t *opts, size_t size)
             return large ? 20 : 100;
         case PERF_RATE:
         case PERF_SERVER:
+        case PERF_RPC_RATE:
+        case PERF_RPC_SERVER:
             break;
     }
     return large ? 100 : 1000;
@@ -488,6 +497,8 @@ long perf_warmup(const perf_options_t *opts, size_t size)
             return large ? 2 : 10;
         case PERF_RATE:
         case PERF_SERVER:
+        case PERF_RPC_RATE:
+        case PERF_RPC_SERVER:
             break;
     }
     return large ? 10 : 100;

@@ -1,0 +1,166 @@
+/*
+ * Inputs larger than one message: the client encodes them aside and sends
+ * a read-only bulk handle over the bytes instead (the message's payload is
+ * u64 size, u32 handle length, the serialized handle; the header carries
+ * OPAL_RPC_HDR_F_BULK); the server pulls them into its own buffer and
+ * dispatches as if they had come in the message. The user-visible API
+ * does not change. The client's bytes live until the request is released
+ * (after its completion), so a pull in progress never reads freed memory.
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/rpc/base/rpc_base_internal.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
+
+/* Inputs larger than this are refused (by the client and the server). */
+#define RPC_BULK_MAX ((uint64_t) 1 << 30)
+
+int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8_t **buf,
+                               size_t *len)
+{
+    opal_rpc_engine_t *e = &opal_rpc_engine;
+    size_t size = req->op->in->size(req->input);
+    if (size > RPC_BULK_MAX) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+    }
+    req->in_bulk_buf = malloc(size);
+    if (NULL == req->in_bulk_buf) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    opal_cursor_t c;
+    opal_cursor_init_write(&c, req->in_bulk_buf, size);
+    req->op->in->encode(&c, req->input);
+    if (!opal_cursor_done(&c)) {
+        return OPAL_ERR_FATAL;
+    }
+    void *bufs[1] = {req->in_bulk_buf};
+    int rc = opal_bulk_create(e->bulk, 1, bufs, &size, OPAL_BULK_READ_ONLY, &req->in_bulk);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    size_t hsize = opal_bulk_get_serialize_size(req->in_bulk, 0);
+    size_t payload = 8 + 4 + hsize;
+    size_t total = OPAL_RPC_HDR_SIZE + payload;
+    if (total > e->eager_size) {
+        return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+    }
+    uint8_t *b = malloc(total);
+    if (NULL == b) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    hdr->flags |= OPAL_RPC_HDR_F_BULK;
+    hdr->payload_len = (uint32_t) payload;
+    (void) opal_rpc_hdr_encode(hdr, b, OPAL_RPC_HDR_SIZE);
+    opal_cursor_init_write(&c, b + OPAL_RPC_HDR_SIZE, payload);
+    opal_cursor_put_u64(&c, size);
+    opal_cursor_put_u32(&c, (uint32_t) hsize);
+    uint8_t *h = opal_cursor_take(&c, hsize);
+    rc = NULL == h && hsize > 0 ? OPAL_ERR_FATAL : opal_bulk_serialize(h, hsize, 0, req->in_bulk);
+    if (OPAL_SUCCESS != rc || !opal_cursor_done(&c)) {
+        free(b);
+        return OPAL_SUCCESS != rc ? rc : OPAL_ERR_FATAL;
+    }
+    *buf = b;
+    *len = total;
+    return OPAL_SUCCESS;
+}
+
+typedef struct rpc_pull_t {
+    opal_rpc_context_t *ctx;
+    opal_rpc_hdr_t hdr;
+    const opal_rpc_op_t *op;
+    opal_na_addr_t *source;
+    opal_bulk_t *remote;
+    opal_bulk_t *local;
+    uint8_t *buf;
+    size_t size;
+} rpc_pull_t;
+
+static void pull_free(rpc_pull_t *p)
+{
+    if (NULL != p->remote) {
+        (void) opal_bulk_free(p->remote);
+    }
+    if (NULL != p->local) {
+        (void) opal_bulk_free(p->local);
+    }
+    free(p->buf);
+    free(p);
+}
+
+static void pull_done(const opal_bulk_cb_info_t *info)
+{
+    rpc_pull_t *p = info->arg;
+    if (OPAL_SUCCESS == info->ret) {
+        opal_rpc_base_dispatch(p->ctx, &p->hdr, p->op, p->buf, p->size, p->source);
+    } else {
+        char why[160];
+        snprintf(why, sizeof(why), "pulling the %zu-byte input of opcode 0x%08x failed: %s",
+                 p->size, p->hdr.opcode, opal_strerror(info->ret));
+        opal_rpc_base_error_reply(p->ctx, &p->hdr, p->source, info->ret, why);
+        opal_rpc_addr_free(p->source);
+    }
+    pull_free(p);
+}
+
+void opal_rpc_base_bulk_pull(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
+                             const opal_rpc_op_t *op, const uint8_t *payload,
+                             opal_na_addr_t *source)
+{
+    opal_rpc_engine_t *e = &opal_rpc_engine;
+    char why[192];
+    int rc = OPAL_ERR_PROTOCOL;
+    rpc_pull_t *p = calloc(1, sizeof(*p));
+    if (NULL == p) {
+        opal_rpc_addr_free(source);
+        return;
+    }
+    p->ctx = ctx;
+    p->hdr = *hdr;
+    p->op = op;
+    p->source = source;
+    opal_cursor_t c;
+    opal_cursor_init_read(&c, payload, hdr->payload_len);
+    uint64_t size = opal_cursor_get_u64(&c);
+    uint32_t hsize = 0;
+    const void *h = opal_cursor_get_blob(&c, &hsize, UINT32_MAX);
+    if (!opal_cursor_done(&c) || NULL == e->bulk || NULL == source || size > RPC_BULK_MAX) {
+        snprintf(why, sizeof(why), "opcode 0x%08x: %s", hdr->opcode,
+                 NULL == e->bulk || NULL == source ? "input by bulk but no bulk here"
+                 : size > RPC_BULK_MAX             ? "input by bulk above 1 GiB"
+                                                   : "malformed bulk descriptor");
+        goto fail;
+    }
+    p->size = (size_t) size;
+    rc = opal_bulk_deserialize(e->bulk, &p->remote, h, hsize);
+    if (OPAL_SUCCESS != rc) {
+        snprintf(why, sizeof(why), "opcode 0x%08x: the input's bulk handle does not deserialize",
+                 hdr->opcode);
+        goto fail;
+    }
+    p->buf = malloc(p->size + 1);
+    void *bufs[1] = {p->buf};
+    rc = NULL == p->buf
+             ? OPAL_ERR_OUT_OF_RESOURCE
+             : opal_bulk_create(e->bulk, 1, bufs, &p->size, OPAL_BULK_WRITE_ONLY, &p->local);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_bulk_transfer(e->bulk, ctx->na_ctx, pull_done, p, OPAL_BULK_PULL, source,
+                                hdr->src_ctx, p->remote, 0, p->local, 0, p->size, NULL);
+    }
+    if (OPAL_SUCCESS == rc) {
+        return;
+    }
+    snprintf(why, sizeof(why), "opcode 0x%08x: cannot pull the %zu-byte input: %s", hdr->opcode,
+             p->size, opal_strerror(rc));
+fail:
+    opal_output_verbose(1, opal_rpc_base_output, "rpc: %s", why);
+    opal_rpc_base_error_reply(ctx, hdr, source, rc, why);
+    opal_rpc_addr_free(source);
+    p->source = NULL;
+    pull_free(p);
+}

@@ -1,0 +1,59 @@
+/*
+ * The rpc wire header, in front of every request and reply (layout in
+ * docs/rpc.md). Written and read through opal_cursor; decoding is strict:
+ * a wrong magic or wire version, unknown type or flag bits, or a payload
+ * length that disagrees with the bytes received are refused.
+ */
+#ifndef OPAL_MCA_RPC_BASE_RPC_BASE_HEADER_H
+#define OPAL_MCA_RPC_BASE_RPC_BASE_HEADER_H
+
+#include "opal/opal_config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OPAL_RPC_HDR_MAGIC        0xc7u
+#define OPAL_RPC_HDR_WIRE_VERSION 1u
+/* Encoded size: magic, version, type, flags, opcode, id, src ctx, dst ctx,
+ * status, payload length. */
+#define OPAL_RPC_HDR_SIZE (1 + 1 + 1 + 1 + 4 + 8 + 1 + 1 + 4 + 4)
+
+typedef enum {
+    OPAL_RPC_HDR_REQUEST = 1,
+    OPAL_RPC_HDR_REPLY = 2,
+} opal_rpc_hdr_type_t;
+
+enum {
+    /* A request that wants no reply. */
+    OPAL_RPC_HDR_F_ONEWAY = 0x1,
+    /* A reply carrying an error: status < 0, payload a reason string. */
+    OPAL_RPC_HDR_F_ERROR = 0x2,
+    /* The payload is a bulk descriptor of the real arguments. */
+    OPAL_RPC_HDR_F_BULK = 0x4,
+    OPAL_RPC_HDR_F_ALL = 0x7,
+};
+
+typedef struct opal_rpc_hdr_t {
+    uint8_t type;  /* opal_rpc_hdr_type_t */
+    uint8_t flags; /* OPAL_RPC_HDR_F_* */
+    uint32_t opcode;
+    /* The request's id at its origin context; replies carry it back. */
+    uint64_t id;
+    uint8_t src_ctx;
+    uint8_t dst_ctx;
+    /* Replies: OPAL_SUCCESS or the error; requests: 0. */
+    int32_t status;
+    uint32_t payload_len;
+} opal_rpc_hdr_t;
+
+/* Writes hdr into buf (at least OPAL_RPC_HDR_SIZE bytes): OPAL_SUCCESS or
+ * OPAL_ERR_BAD_PARAM when it does not fit. */
+OPAL_DECLSPEC int opal_rpc_hdr_encode(const opal_rpc_hdr_t *hdr, void *buf, size_t size);
+
+/* Reads the header of a message of len bytes; the payload follows it and
+ * must be exactly payload_len bytes. OPAL_ERR_PROTOCOL with *why set to
+ * what was wrong (a static string). */
+OPAL_DECLSPEC int opal_rpc_hdr_decode(opal_rpc_hdr_t *hdr, const void *buf, size_t len,
+                                      const char **why);
+
+#endif /* OPAL_MCA_RPC_BASE_RPC_BASE_HEADER_H */

@@ -1,0 +1,191 @@
+/*
+ * The rpc engine's private structures. Lock order: the engine's lock
+ * (protocols, the contexts table) before a context's lock; never two
+ * contexts' locks at once (loopback hands messages over after unlocking).
+ */
+#ifndef OPAL_MCA_RPC_BASE_RPC_BASE_INTERNAL_H
+#define OPAL_MCA_RPC_BASE_RPC_BASE_INTERNAL_H
+
+#include "opal/opal_config.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "opal/class/opal_hash_table.h"
+#include "opal/mca/bulk/bulk.h"
+#include "opal/mca/base/mca_base_framework.h"
+#include "opal/mca/rpc/base/rpc_base_header.h"
+#include "opal/mca/rpc/base/rpc_base_timer.h"
+#include "opal/mca/rpc/rpc.h"
+#include "opal/threads/opal_mutex.h"
+
+OPAL_DECLSPEC extern mca_base_framework_t opal_rpc_base_framework;
+#define opal_rpc_base_output (opal_rpc_base_framework.framework_output)
+
+/* The variables (rpc_base_*). */
+typedef struct opal_rpc_base_vars_t {
+    double timeout;   /* seconds; 0: none */
+    int credits;      /* per target; 0: unlimited */
+    int credit_queue; /* requests waiting for credits per target */
+    int recv_posted;  /* unexpected receives posted per context */
+} opal_rpc_base_vars_t;
+OPAL_DECLSPEC extern opal_rpc_base_vars_t opal_rpc_base_vars;
+
+typedef struct rpc_proto_entry_t {
+    opal_rpc_proto_t proto;
+} rpc_proto_entry_t;
+
+typedef struct opal_rpc_engine_t {
+    int refcount;
+    opal_na_class_t *na;     /* NULL: this process only */
+    opal_bulk_class_t *bulk; /* inputs larger than the eager size */
+    size_t eager_size;       /* largest message (header included) */
+    opal_mutex_t lock;
+    rpc_proto_entry_t *protos;
+    size_t proto_count;
+    opal_rpc_context_t *contexts[256];
+} opal_rpc_engine_t;
+OPAL_DECLSPEC extern opal_rpc_engine_t opal_rpc_engine;
+
+/* Request states: only the context's lock moves them, so exactly one of
+ * reply, timeout, abort and peer failure moves a request to COMPLETED. */
+enum {
+    RPC_REQ_CREATED = 0,
+    RPC_REQ_QUEUED,   /* waiting for a credit */
+    RPC_REQ_INFLIGHT, /* sent (or being sent), awaiting its reply */
+    RPC_REQ_COMPLETED,
+};
+
+/* A target of credits: one peer context. */
+typedef struct rpc_target_t {
+    struct rpc_target_t *next;
+    opal_na_addr_t *addr; /* a reference; NULL: this process */
+    uint8_t ctx_idx;
+    int inflight;
+    int queued;
+    opal_rpc_request_t *queue_head, *queue_tail;
+} rpc_target_t;
+
+/* A message handed to a context: a loopback delivery (bytes copied) or a
+ * reply to send from another thread. */
+typedef struct rpc_msg_t {
+    struct rpc_msg_t *next;
+    size_t len;
+    uint8_t *data;
+} rpc_msg_t;
+
+struct opal_rpc_request_t {
+    _Atomic int32_t refcount;
+    opal_rpc_context_t *ctx;
+    bool server;
+    uint32_t opcode;
+    const opal_rpc_op_t *op;
+    /* The peer (a reference; NULL: this process) and its context. */
+    opal_na_addr_t *addr;
+    uint8_t peer_ctx;
+    /* Client: the id replies name; server: the client's id. */
+    uint64_t id;
+    void *input;
+    void *output;
+    bool input_decoded; /* the codec's free releases it */
+    bool output_decoded;
+    opal_rpc_complete_cb_t cb;
+    void *cb_arg;
+    int state;  /* RPC_REQ_*, under ctx->lock */
+    int status; /* the outcome that won */
+    char *error_reason;
+    double timeout;
+    opal_rpc_timer_entry_t timer;
+    rpc_target_t *target;
+    bool holds_credit;
+    /* An input too large for one message: its encoding, exposed to the
+     * server by a read-only bulk handle until the request is released. */
+    opal_bulk_t *in_bulk;
+    uint8_t *in_bulk_buf;
+    /* The encoded request while it waits for a credit. */
+    uint8_t *pending_buf;
+    size_t pending_len;
+    _Atomic bool replied;     /* server: a reply was sent */
+    opal_rpc_request_t *next; /* completion list or credit queue */
+    /* The context's list of client requests not completed. */
+    opal_rpc_request_t *live_prev, *live_next;
+};
+
+struct opal_rpc_context_t {
+    uint8_t idx;
+    opal_na_context_t *na_ctx;
+    opal_mutex_t lock;
+    opal_condition_t cond; /* a blocking progress without na waits here */
+    bool waiting;
+    opal_hash_table_t inflight; /* id -> request awaiting a reply */
+    uint64_t next_id;
+    opal_rpc_request_t *live; /* client requests sent, not completed */
+    size_t live_requests;
+    _Atomic int server_requests; /* handlers' requests not released */
+    bool closing;
+    opal_rpc_timer_heap_t timers;
+    rpc_msg_t *in_head, *in_tail; /* loopback deliveries */
+    opal_rpc_request_t *done_head, *done_tail;
+    rpc_target_t *targets;
+    struct rpc_recv_slot_t *slots;
+    int slot_count;
+    _Atomic int sends_pending; /* na sends not completed */
+    unsigned int rounds;       /* progress rounds (timers every 16th when spinning) */
+    opal_rpc_stats_t stats;
+};
+
+/* Encodes header + args into a malloc'd buffer: OPAL_SUCCESS, or
+ * OPAL_ERR_VALUE_OUT_OF_BOUNDS past limit bytes. */
+OPAL_DECLSPEC int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec,
+                                      const void *args, const char *reason, size_t limit,
+                                      uint8_t **buf, size_t *len);
+/* The largest message to addr (NULL, this process: no limit but u32). */
+OPAL_DECLSPEC size_t opal_rpc_base_limit(opal_na_addr_t *addr);
+/* Encodes req's input aside, exposes it by bulk, and builds the message
+ * that carries the handle instead (hdr gets OPAL_RPC_HDR_F_BULK). */
+OPAL_DECLSPEC int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr,
+                                             uint8_t **buf, size_t *len);
+/* Server: pulls the input a request's bulk payload describes, then
+ * dispatches it (source is taken over). */
+OPAL_DECLSPEC void opal_rpc_base_bulk_pull(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
+                                           const opal_rpc_op_t *op, const uint8_t *payload,
+                                           opal_na_addr_t *source);
+/* Server: decodes payload (len bytes) as op's input and runs the handler
+ * (source is taken over). */
+OPAL_DECLSPEC void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
+                                          const opal_rpc_op_t *op, const uint8_t *payload,
+                                          size_t len, opal_na_addr_t *source);
+/* Server: an error reply to the request hdr describes. */
+OPAL_DECLSPEC void opal_rpc_base_error_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in,
+                                             opal_na_addr_t *source, int status, const char *why);
+/* Sends buf (taken: freed when sent) to (addr, ctx_idx) from ctx; req (may
+ * be NULL) is told when the send fails or, for one-way, completes. */
+OPAL_DECLSPEC int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
+                                         uint8_t ctx_idx, uint8_t *buf, size_t len,
+                                         opal_rpc_request_t *req);
+/* Releases a request whose last reference went. */
+OPAL_DECLSPEC void opal_rpc_base_req_destroy(opal_rpc_request_t *req);
+/* Handles one message received by ctx (source: a reference the callee
+ * takes over, or NULL for this process). */
+OPAL_DECLSPEC void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t *buf, size_t len,
+                                         opal_na_addr_t *source);
+/* Completes req with status unless it completed already (true when this
+ * call did). Takes ctx->lock. */
+OPAL_DECLSPEC bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason);
+/* Finds the operation of opcode: OPAL_SUCCESS, or an error with a reason
+ * written into why (why_size bytes). */
+OPAL_DECLSPEC int opal_rpc_base_proto_lookup(uint32_t opcode, const opal_rpc_op_t **op, char *why,
+                                             size_t why_size);
+/* Registers the engine's own protocols (the query). */
+OPAL_DECLSPEC int opal_rpc_base_proto_builtin(void);
+OPAL_DECLSPEC void opal_rpc_base_proto_clear(void);
+/* Expires due requests of ctx; returns the ms until the next deadline
+ * (UINT32_MAX: none). */
+OPAL_DECLSPEC unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx);
+/* Wakes a progress blocked on ctx (loopback and cross-thread work). */
+OPAL_DECLSPEC void opal_rpc_base_wake(opal_rpc_context_t *ctx);
+/* True when the calling thread is inside opal_rpc_progress(ctx). */
+OPAL_DECLSPEC bool opal_rpc_base_in_progress(opal_rpc_context_t *ctx);
+
+#endif /* OPAL_MCA_RPC_BASE_RPC_BASE_INTERNAL_H */

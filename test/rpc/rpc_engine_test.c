@@ -1,0 +1,689 @@
+/* The rpc engine within one process (loopback, no network): requests and
+ * replies, error replies, protocol versions and the query, handlers that
+ * reply later from another thread, timeouts, aborts, peer failure, late
+ * replies, one-way requests, credits, and exactly-once completion under
+ * races. */
+#include "opal/opal_config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/rpc/base/rpc_base_internal.h"
+#include "opal/mca/rpc/rpc.h"
+#include "opal/runtime/opal_init.h"
+#include "opal/threads/opal_mutex.h"
+#include "opal/util/opal_error.h"
+#include "test/rpc/rpc_test_types.h"
+#include "test/support/opal_test.h"
+
+#define ECHO_IN_FIELDS(X)                                                                          \
+    X(uint32_t, value, VAR)                                                                        \
+    X(char *, text, STRING)                                                                        \
+    X(point, points, ARRAY_STRUCT)
+OPAL_RPC_STRUCT(echo_in, ECHO_IN_FIELDS);
+
+#define ECHO_OUT_FIELDS(X)                                                                         \
+    X(uint32_t, value, VAR)                                                                        \
+    X(char *, text, STRING)                                                                        \
+    X(int32_t, sum, VAR)
+OPAL_RPC_STRUCT(echo_out, ECHO_OUT_FIELDS);
+
+#define NOTE_IN_FIELDS(X) X(uint32_t, seq, VAR)
+OPAL_RPC_STRUCT(note_in, NOTE_IN_FIELDS);
+
+enum { OP_ECHO, OP_SILENT, OP_LATER, OP_NOTE, OP_HOLD, OP_COUNT };
+#define BASE 0x42
+
+static opal_rpc_context_t *ctx;
+static const opal_rpc_endpoint_t self_ep = {.addr = NULL, .ctx_idx = 0};
+
+/* Requests a handler kept (OP_LATER / OP_HOLD) to reply to afterwards. */
+static opal_rpc_request_t *held[4096];
+static _Atomic int held_count;
+static uint32_t notes[4096];
+static _Atomic int note_count;
+static int max_held;
+static _Atomic int answered;
+
+static void echo_handler(opal_rpc_request_t *req)
+{
+    const echo_in_t *in = opal_rpc_req_input(req);
+    echo_out_t *out = opal_rpc_req_output(req);
+    out->value = in->value + 1;
+    out->text = in->text;
+    out->sum = 0;
+    for (uint32_t i = 0; i < in->points.count; ++i) {
+        out->sum += in->points.elems[i].x + in->points.elems[i].y;
+    }
+    ck_assert_int_eq(opal_rpc_reply_send(req), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_reply_send(req), OPAL_ERR_EXISTS);
+}
+
+static void silent_handler(opal_rpc_request_t *req)
+{
+    (void) req;
+}
+
+static void keep_handler(opal_rpc_request_t *req)
+{
+    opal_rpc_req_addref(req);
+    /* Handlers run in the progress thread only: one writer, and the count
+     * is published after the slot (the replier thread reads both). */
+    int n = atomic_load(&held_count);
+    held[n] = req;
+    atomic_store(&held_count, n + 1);
+    /* Requests the server holds now: kept minus answered. */
+    if (n + 1 - atomic_load(&answered) > max_held) {
+        max_held = n + 1 - atomic_load(&answered);
+    }
+}
+
+static void note_handler(opal_rpc_request_t *req)
+{
+    const note_in_t *in = opal_rpc_req_input(req);
+    notes[atomic_fetch_add(&note_count, 1)] = in->seq;
+}
+
+static const opal_rpc_op_t ops_v1[OP_COUNT] = {
+    [OP_ECHO] = {.handler = echo_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+    [OP_SILENT] = {.handler = silent_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+    [OP_LATER] = {.handler = keep_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+    [OP_NOTE] = {.handler = note_handler, .in = &note_in_codec, .flags = OPAL_RPC_OP_ONEWAY},
+    [OP_HOLD] = {.handler = keep_handler, .in = &note_in_codec},
+};
+static const opal_rpc_op_t ops_v3[1] = {
+    {.handler = echo_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+};
+
+static void setup(void)
+{
+    ck_assert_int_eq(opal_init_util(NULL, NULL), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_init(NULL, false), OPAL_SUCCESS);
+    const opal_rpc_proto_t v1 = {
+        .name = "test", .base = BASE, .version = 1, .count = OP_COUNT, .ops = ops_v1};
+    const opal_rpc_proto_t v3 = {
+        .name = "test", .base = BASE, .version = 3, .count = 1, .ops = ops_v3};
+    ck_assert_int_eq(opal_rpc_proto_register(&v1), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_proto_register(&v3), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_context_create(0, &ctx), OPAL_SUCCESS);
+    atomic_store(&held_count, 0);
+    atomic_store(&note_count, 0);
+    max_held = 0;
+    atomic_store(&answered, 0);
+}
+
+static void teardown(void)
+{
+    ck_assert_int_eq(opal_rpc_context_destroy(ctx), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_finalize(), OPAL_SUCCESS);
+    opal_finalize_util();
+}
+
+typedef struct {
+    _Atomic int calls;
+    int status;
+    uint32_t value;
+    int32_t sum;
+    char text[64];
+    char reason[256];
+} outcome_t;
+
+static void record(opal_rpc_request_t *req, int status, void *arg)
+{
+    outcome_t *o = arg;
+    o->status = status;
+    if (OPAL_SUCCESS == status && NULL != opal_rpc_req_output(req) &&
+        OPAL_RPC_OPCODE_INDEX(opal_rpc_req_opcode(req)) <= OP_LATER) {
+        const echo_out_t *out = opal_rpc_req_output(req);
+        o->value = out->value;
+        o->sum = out->sum;
+        snprintf(o->text, sizeof(o->text), "%s", NULL == out->text ? "(null)" : out->text);
+    }
+    const char *why = opal_rpc_req_error_reason(req);
+    snprintf(o->reason, sizeof(o->reason), "%s", NULL == why ? "" : why);
+    atomic_fetch_add(&o->calls, 1);
+}
+
+static bool called(void *arg)
+{
+    return atomic_load(&((outcome_t *) arg)->calls) > 0;
+}
+
+static opal_rpc_request_t *make(uint32_t opcode, uint32_t value)
+{
+    opal_rpc_request_t *req = NULL;
+    ck_assert_int_eq(opal_rpc_req_create(ctx, &self_ep, opcode, &req), OPAL_SUCCESS);
+    if (OPAL_RPC_OPCODE_INDEX(opcode) <= OP_LATER) {
+        echo_in_t *in = opal_rpc_req_input(req);
+        in->value = value;
+        in->text = "hi";
+    } else {
+        note_in_t *in = opal_rpc_req_input(req);
+        in->seq = value;
+    }
+    return req;
+}
+
+/* Progresses a little more, for anything that would wrongly come twice. */
+static void settle(void)
+{
+    for (int i = 0; i < 5; ++i) {
+        (void) opal_rpc_progress(ctx, 2);
+    }
+}
+
+START_TEST(request_gets_its_reply)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 41);
+    echo_in_t *in = opal_rpc_req_input(req);
+    point_t pts[2] = {{1, 2, "a"}, {3, 4, NULL}};
+    in->points.count = 2;
+    in->points.elems = pts;
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert_uint_eq(o.value, 42);
+    ck_assert_int_eq(o.sum, 10);
+    ck_assert_str_eq(o.text, "hi");
+}
+END_TEST
+
+/* Sends req as if it were for opcode (the server looks that up; the
+ * client encoded the input with its own operation's codec). */
+static outcome_t *send_as(opal_rpc_request_t *req, uint32_t opcode, outcome_t *o)
+{
+    req->opcode = opcode;
+    ck_assert_int_eq(opal_rpc_req_send(req, record, o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, o), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(o->calls, 1);
+    return o;
+}
+
+START_TEST(loopback_carries_arguments_of_any_size)
+{
+    size_t n = (size_t) 1 << 20;
+    char *big = malloc(n + 1);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    for (int k = 0; k < 2; ++k) {
+        outcome_t o = {0};
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 1);
+        echo_in_t *in = opal_rpc_req_input(req);
+        in->text = 0 == k ? "" : big;
+        opal_rpc_req_addref(req);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+        ck_assert_int_eq(o.status, OPAL_SUCCESS);
+        const echo_out_t *out = opal_rpc_req_output(req);
+        ck_assert_uint_eq(strlen(out->text), 0 == k ? 0 : n);
+        opal_rpc_req_decref(req);
+    }
+    free(big);
+}
+END_TEST
+
+START_TEST(unknown_protocol_is_an_error_reply_with_a_reason)
+{
+    outcome_t o = {0};
+    send_as(make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 1), OPAL_RPC_OPCODE(0x43, 1, 0), &o);
+    ck_assert_int_eq(o.status, OPAL_ERR_NOT_FOUND);
+    ck_assert_str_eq(o.reason, "protocol 0x43, version 1 not registered at context 0");
+}
+END_TEST
+
+START_TEST(unregistered_version_is_a_version_mismatch)
+{
+    outcome_t o = {0};
+    send_as(make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 1), OPAL_RPC_OPCODE(BASE, 2, 0), &o);
+    ck_assert_int_eq(o.status, OPAL_ERR_VERSION_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(o.reason, "version 2 not registered"));
+}
+END_TEST
+
+START_TEST(input_that_does_not_decode_is_an_error_reply)
+{
+    outcome_t o = {0};
+    /* echo_in's bytes, read by the server as note_in's: trailing bytes. */
+    send_as(make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 1), OPAL_RPC_OPCODE(BASE, 1, OP_HOLD), &o);
+    ck_assert_int_eq(o.status, OPAL_ERR_PROTOCOL);
+    ck_assert_ptr_nonnull(strstr(o.reason, "does not decode as note_in"));
+    ck_assert_int_eq(atomic_load(&held_count), 0);
+}
+END_TEST
+
+START_TEST(index_past_the_protocol_is_refused_at_create)
+{
+    opal_rpc_request_t *req = NULL;
+    ck_assert_int_eq(opal_rpc_req_create(ctx, &self_ep, OPAL_RPC_OPCODE(BASE, 3, 1), &req),
+                     OPAL_ERR_NOT_FOUND);
+    ck_assert_int_eq(opal_rpc_req_create(ctx, &self_ep, OPAL_RPC_OPCODE(BASE, 2, 0), &req),
+                     OPAL_ERR_NOT_FOUND);
+}
+END_TEST
+
+START_TEST(versions_live_side_by_side)
+{
+    outcome_t o1 = {0}, o3 = {0};
+    opal_rpc_request_t *r1 = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 1);
+    opal_rpc_request_t *r3 = make(OPAL_RPC_OPCODE(BASE, 3, 0), 10);
+    ck_assert_int_eq(opal_rpc_req_send(r1, record, &o1), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(r3, record, &o3), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o1), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o3), OPAL_SUCCESS);
+    ck_assert_int_eq(o1.status, OPAL_SUCCESS);
+    ck_assert_int_eq(o3.status, OPAL_SUCCESS);
+    ck_assert_uint_eq(o1.value, 2);
+    ck_assert_uint_eq(o3.value, 11);
+}
+END_TEST
+
+START_TEST(registering_a_version_twice_or_a_reserved_base_fails)
+{
+    const opal_rpc_proto_t again = {
+        .name = "t", .base = BASE, .version = 1, .count = 1, .ops = ops_v3};
+    const opal_rpc_proto_t reserved = {
+        .name = "t", .base = OPAL_RPC_BASE_RESERVED, .version = 1, .count = 1, .ops = ops_v3};
+    ck_assert_int_eq(opal_rpc_proto_register(&again), OPAL_ERR_EXISTS);
+    ck_assert_int_eq(opal_rpc_proto_register(&reserved), OPAL_ERR_BAD_PARAM);
+}
+END_TEST
+
+typedef struct {
+    _Atomic int calls;
+    int status;
+    uint8_t version;
+} query_t;
+
+static void query_cb(int status, uint8_t version, void *arg)
+{
+    query_t *q = arg;
+    q->status = status;
+    q->version = version;
+    atomic_fetch_add(&q->calls, 1);
+}
+
+static bool query_done(void *arg)
+{
+    return atomic_load(&((query_t *) arg)->calls) > 0;
+}
+
+START_TEST(proto_query_answers_the_highest_served_version)
+{
+    query_t q = {0}, none = {0};
+    const uint8_t asked[] = {1, 2, 3, 4};
+    const uint8_t unknown[] = {2, 4};
+    ck_assert_int_eq(opal_rpc_proto_query(ctx, &self_ep, BASE, asked, 4, query_cb, &q),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_proto_query(ctx, &self_ep, BASE, unknown, 2, query_cb, &none),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, query_done, &q), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, query_done, &none), OPAL_SUCCESS);
+    ck_assert_int_eq(q.status, OPAL_SUCCESS);
+    ck_assert_uint_eq(q.version, 3);
+    ck_assert_int_eq(none.status, OPAL_ERR_NOT_FOUND);
+}
+END_TEST
+
+START_TEST(handler_that_never_replies_times_out_once)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_SILENT), 1);
+    ck_assert_int_eq(opal_rpc_req_set_timeout(req, 0.05), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 20000, called, &o), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_int_eq(o.status, OPAL_ERR_TIMEOUT);
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.timeouts, 1);
+}
+END_TEST
+
+START_TEST(reply_after_timeout_is_dropped_and_counted)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_LATER), 1);
+    ck_assert_int_eq(opal_rpc_req_set_timeout(req, 0.05), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 20000, called, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_ERR_TIMEOUT);
+    ck_assert_int_eq(atomic_load(&held_count), 1);
+    ck_assert_int_eq(opal_rpc_reply_send(held[0]), OPAL_SUCCESS);
+    opal_rpc_req_decref(held[0]);
+    settle();
+    ck_assert_int_eq(o.calls, 1);
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.late_replies, 1);
+}
+END_TEST
+
+static void *reply_from_thread(void *arg)
+{
+    opal_rpc_request_t *req = arg;
+    echo_out_t *out = opal_rpc_req_output(req);
+    out->value = 777;
+    ck_assert_int_eq(opal_rpc_reply_send(req), OPAL_SUCCESS);
+    opal_rpc_req_decref(req);
+    return NULL;
+}
+
+START_TEST(handler_replies_later_from_another_thread)
+{
+    outcome_t o = {0};
+    opal_set_using_threads(true);
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_LATER), 1);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    while (0 == atomic_load(&held_count)) {
+        (void) opal_rpc_progress(ctx, 10);
+    }
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, reply_from_thread, held[0]), 0);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 20000, called, &o), OPAL_SUCCESS);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert_uint_eq(o.value, 777);
+}
+END_TEST
+
+START_TEST(abort_in_flight_completes_canceled_once)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_SILENT), 1);
+    opal_rpc_req_addref(req);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(opal_rpc_req_abort(req), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_abort(req), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_int_eq(o.status, OPAL_ERR_CANCELED);
+    opal_rpc_req_decref(req);
+}
+END_TEST
+
+START_TEST(abort_after_the_reply_changes_nothing)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 5);
+    opal_rpc_req_addref(req);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_abort(req), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    opal_rpc_req_decref(req);
+}
+END_TEST
+
+START_TEST(peer_failure_completes_requests_to_it)
+{
+    outcome_t o[3] = {{0}};
+    for (int i = 0; i < 3; ++i) {
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_SILENT), 1);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o[i]), OPAL_SUCCESS);
+    }
+    settle();
+    ck_assert_int_eq(opal_rpc_peer_failed(ctx, NULL), OPAL_SUCCESS);
+    settle();
+    for (int i = 0; i < 3; ++i) {
+        ck_assert_int_eq(o[i].calls, 1);
+        ck_assert_int_eq(o[i].status, OPAL_ERR_PEER_FAILED);
+    }
+}
+END_TEST
+
+START_TEST(one_way_requests_complete_on_send_and_arrive)
+{
+    outcome_t o[8] = {{0}};
+    for (uint32_t i = 0; i < 8; ++i) {
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_NOTE), i);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o[i]), OPAL_SUCCESS);
+    }
+    while (atomic_load(&note_count) < 8) {
+        (void) opal_rpc_progress(ctx, 10);
+    }
+    settle();
+    for (uint32_t i = 0; i < 8; ++i) {
+        ck_assert_int_eq(o[i].calls, 1);
+        ck_assert_int_eq(o[i].status, OPAL_SUCCESS);
+        ck_assert_uint_eq(notes[i], i);
+    }
+}
+END_TEST
+
+START_TEST(send_to_a_missing_context_fails_the_request)
+{
+    outcome_t o = {0};
+    const opal_rpc_endpoint_t ep = {.addr = NULL, .ctx_idx = 9};
+    opal_rpc_request_t *req = NULL;
+    ck_assert_int_eq(opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), &req),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_ERR_UNREACH);
+    ck_assert_ptr_nonnull(strstr(o.reason, "context 9"));
+}
+END_TEST
+
+START_TEST(requests_between_two_contexts)
+{
+    opal_rpc_context_t *other = NULL;
+    outcome_t o = {0};
+    ck_assert_int_eq(opal_rpc_context_create(1, &other), OPAL_SUCCESS);
+    const opal_rpc_endpoint_t ep = {.addr = NULL, .ctx_idx = 1};
+    opal_rpc_request_t *req = NULL;
+    ck_assert_int_eq(opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), &req),
+                     OPAL_SUCCESS);
+    ((echo_in_t *) opal_rpc_req_input(req))->value = 8;
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    while (0 == atomic_load(&o.calls)) {
+        (void) opal_rpc_progress(other, 1);
+        (void) opal_rpc_progress(ctx, 1);
+    }
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert_uint_eq(o.value, 9);
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(other, &st);
+    ck_assert_uint_eq(st.handled, 1);
+    ck_assert_int_eq(opal_rpc_context_destroy(other), OPAL_SUCCESS);
+}
+END_TEST
+
+START_TEST(credits_bound_requests_in_flight_and_keep_order)
+{
+    enum { N = 4, TOTAL = 20 };
+    outcome_t o[TOTAL];
+    memset(o, 0, sizeof(o));
+    opal_rpc_base_vars.credits = N;
+    opal_rpc_base_vars.credit_queue = 16;
+    int sent = 0, busy = 0;
+    for (uint32_t i = 0; i < TOTAL; ++i) {
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_HOLD), i);
+        int rc = opal_rpc_req_send(req, record, &o[i]);
+        if (OPAL_SUCCESS == rc) {
+            ++sent;
+        } else {
+            ck_assert_int_eq(rc, OPAL_ERR_RESOURCE_BUSY);
+            ++busy;
+        }
+    }
+    /* N in flight and 16 queued fit; the rest were refused. */
+    ck_assert_int_eq(sent, N + 16);
+    ck_assert_int_eq(busy, TOTAL - N - 16);
+    int replied = 0;
+    while (replied < sent) {
+        (void) opal_rpc_progress(ctx, 1);
+        int n = atomic_load(&held_count);
+        ck_assert_int_le(n - replied, N);
+        if (n > replied) {
+            const note_in_t *in = opal_rpc_req_input(held[replied]);
+            ck_assert_uint_eq(in->seq, (uint32_t) replied);
+            ck_assert_int_eq(opal_rpc_reply_send(held[replied]), OPAL_SUCCESS);
+            opal_rpc_req_decref(held[replied]);
+            ++replied;
+            atomic_store(&answered, replied);
+        }
+    }
+    settle();
+    ck_assert_int_le(max_held, N);
+    for (int i = 0; i < sent; ++i) {
+        ck_assert_int_eq(o[i].calls, 1);
+        ck_assert_int_eq(o[i].status, OPAL_SUCCESS);
+    }
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.queued, 16);
+    opal_rpc_base_vars.credits = 0;
+    opal_rpc_base_vars.credit_queue = 4096;
+}
+END_TEST
+
+/* The race: each request has a reply coming from a replier thread, an
+ * abort from an aborter thread, a short timeout, and a peer failure now
+ * and then; each completes exactly once. */
+enum { RACE = 2000 };
+static _Atomic(opal_rpc_request_t *) race_reqs[RACE];
+static _Atomic int race_calls[RACE];
+static _Atomic bool race_stop;
+
+static void race_record(opal_rpc_request_t *req, int status, void *arg)
+{
+    (void) req;
+    (void) status;
+    atomic_fetch_add(&race_calls[(intptr_t) arg], 1);
+}
+
+static void *replier(void *arg)
+{
+    (void) arg;
+    int next = 0;
+    while (!atomic_load(&race_stop) || next < atomic_load(&held_count)) {
+        if (next < atomic_load(&held_count)) {
+            (void) opal_rpc_reply_send(held[next]);
+            opal_rpc_req_decref(held[next]);
+            ++next;
+        }
+    }
+    return NULL;
+}
+
+static void *aborter(void *arg)
+{
+    (void) arg;
+    for (int i = 0; i < RACE; i += 2) {
+        opal_rpc_request_t *r;
+        while (NULL == (r = atomic_load(&race_reqs[i]))) {
+        }
+        (void) opal_rpc_req_abort(r);
+        opal_rpc_req_decref(r);
+    }
+    return NULL;
+}
+
+static bool race_all_done(void *arg)
+{
+    (void) arg;
+    for (int i = 0; i < RACE; ++i) {
+        if (0 == atomic_load(&race_calls[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+START_TEST(reply_timeout_abort_and_failure_race_completes_each_once)
+{
+    opal_set_using_threads(true);
+    atomic_store(&race_stop, false);
+    for (int i = 0; i < RACE; ++i) {
+        atomic_store(&race_reqs[i], NULL);
+        atomic_store(&race_calls[i], 0);
+    }
+    pthread_t rt, at;
+    ck_assert_int_eq(pthread_create(&rt, NULL, replier, NULL), 0);
+    ck_assert_int_eq(pthread_create(&at, NULL, aborter, NULL), 0);
+    for (int i = 0; i < RACE; ++i) {
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_LATER), (uint32_t) i);
+        ck_assert_int_eq(opal_rpc_req_set_timeout(req, (i % 3) * 0.0005), OPAL_SUCCESS);
+        if (0 == i % 2) {
+            opal_rpc_req_addref(req); /* the aborter's */
+        }
+        ck_assert_int_eq(opal_rpc_req_send(req, race_record, (void *) (intptr_t) i), OPAL_SUCCESS);
+        if (0 == i % 2) {
+            atomic_store(&race_reqs[i], req);
+        }
+        (void) opal_rpc_progress(ctx, 0);
+        if (0 == i % 97) {
+            (void) opal_rpc_peer_failed(ctx, NULL);
+        }
+    }
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 60000, race_all_done, NULL), OPAL_SUCCESS);
+    atomic_store(&race_stop, true);
+    pthread_join(rt, NULL);
+    pthread_join(at, NULL);
+    settle();
+    for (int i = 0; i < RACE; ++i) {
+        ck_assert_int_eq(atomic_load(&race_calls[i]), 1);
+    }
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.completed, RACE);
+}
+END_TEST
+
+START_TEST(destroying_a_context_with_requests_is_refused)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_SILENT), 1);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_context_destroy(ctx), OPAL_ERR_RESOURCE_BUSY);
+    opal_rpc_req_abort(req);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+}
+END_TEST
+
+static void add(Suite *s, const TTest *t)
+{
+    TCase *tc = tcase_create(t->name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, t);
+    suite_add_tcase(s, tc);
+}
+
+int main(void)
+{
+    Suite *s = suite_create("rpc_engine");
+    add(s, request_gets_its_reply);
+    add(s, loopback_carries_arguments_of_any_size);
+    add(s, unknown_protocol_is_an_error_reply_with_a_reason);
+    add(s, unregistered_version_is_a_version_mismatch);
+    add(s, input_that_does_not_decode_is_an_error_reply);
+    add(s, index_past_the_protocol_is_refused_at_create);
+    add(s, versions_live_side_by_side);
+    add(s, registering_a_version_twice_or_a_reserved_base_fails);
+    add(s, proto_query_answers_the_highest_served_version);
+    add(s, handler_that_never_replies_times_out_once);
+    add(s, reply_after_timeout_is_dropped_and_counted);
+    add(s, handler_replies_later_from_another_thread);
+    add(s, abort_in_flight_completes_canceled_once);
+    add(s, abort_after_the_reply_changes_nothing);
+    add(s, peer_failure_completes_requests_to_it);
+    add(s, one_way_requests_complete_on_send_and_arrive);
+    add(s, send_to_a_missing_context_fails_the_request);
+    add(s, requests_between_two_contexts);
+    add(s, credits_bound_requests_in_flight_and_keep_order);
+    add(s, reply_timeout_abort_and_failure_race_completes_each_once);
+    add(s, destroying_a_context_with_requests_is_refused);
+    return opal_test_run(s);
+}

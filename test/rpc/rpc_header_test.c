@@ -1,0 +1,159 @@
+/* The rpc wire header (round trip, strict refusal) and the deadline heap
+ * (order, removal from the middle). */
+#include "opal/opal_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/rpc/base/rpc_base_header.h"
+#include "opal/mca/rpc/base/rpc_base_timer.h"
+#include "opal/util/opal_error.h"
+#include "test/support/opal_test.h"
+
+static const opal_rpc_hdr_t sample = {.type = OPAL_RPC_HDR_REPLY,
+                                      .flags = OPAL_RPC_HDR_F_ERROR,
+                                      .opcode = 0x01020003,
+                                      .id = 0x1122334455667788ull,
+                                      .src_ctx = 3,
+                                      .dst_ctx = 4,
+                                      .status = -5,
+                                      .payload_len = 2};
+
+static void encode_sample(uint8_t *buf)
+{
+    ck_assert_int_eq(opal_rpc_hdr_encode(&sample, buf, OPAL_RPC_HDR_SIZE), OPAL_SUCCESS);
+    buf[OPAL_RPC_HDR_SIZE] = 'h';
+    buf[OPAL_RPC_HDR_SIZE + 1] = 'i';
+}
+
+START_TEST(header_round_trips)
+{
+    uint8_t buf[OPAL_RPC_HDR_SIZE + 2];
+    opal_rpc_hdr_t out;
+    const char *why = NULL;
+    encode_sample(buf);
+    ck_assert_int_eq(opal_rpc_hdr_decode(&out, buf, sizeof(buf), &why), OPAL_SUCCESS);
+    ck_assert_uint_eq(out.type, sample.type);
+    ck_assert_uint_eq(out.flags, sample.flags);
+    ck_assert_uint_eq(out.opcode, sample.opcode);
+    ck_assert(out.id == sample.id);
+    ck_assert_uint_eq(out.src_ctx, 3);
+    ck_assert_uint_eq(out.dst_ctx, 4);
+    ck_assert_int_eq(out.status, -5);
+    ck_assert_uint_eq(out.payload_len, 2);
+}
+END_TEST
+
+START_TEST(header_is_little_endian)
+{
+    uint8_t buf[OPAL_RPC_HDR_SIZE + 2];
+    encode_sample(buf);
+    ck_assert_uint_eq(buf[0], OPAL_RPC_HDR_MAGIC);
+    ck_assert_uint_eq(buf[4], 0x03);
+    ck_assert_uint_eq(buf[7], 0x01);
+    ck_assert_uint_eq(buf[8], 0x88);
+}
+END_TEST
+
+START_TEST(encode_refuses_short_buffer)
+{
+    uint8_t buf[OPAL_RPC_HDR_SIZE];
+    ck_assert_int_eq(opal_rpc_hdr_encode(&sample, buf, OPAL_RPC_HDR_SIZE - 1), OPAL_ERR_BAD_PARAM);
+}
+END_TEST
+
+START_TEST(every_prefix_is_refused)
+{
+    uint8_t buf[OPAL_RPC_HDR_SIZE + 2];
+    encode_sample(buf);
+    for (size_t n = 0; n < sizeof(buf); ++n) {
+        uint8_t *copy = malloc(n + 1);
+        memcpy(copy, buf, n);
+        opal_rpc_hdr_t out;
+        const char *why = NULL;
+        ck_assert_int_eq(opal_rpc_hdr_decode(&out, copy, n, &why), OPAL_ERR_PROTOCOL);
+        ck_assert_ptr_nonnull(why);
+        free(copy);
+    }
+}
+END_TEST
+
+/* Decodes buf after changing byte at to value: the error's reason. */
+static const char *refusal(size_t at, uint8_t value)
+{
+    uint8_t buf[OPAL_RPC_HDR_SIZE + 2];
+    opal_rpc_hdr_t out;
+    const char *why = NULL;
+    encode_sample(buf);
+    buf[at] = value;
+    ck_assert_int_eq(opal_rpc_hdr_decode(&out, buf, sizeof(buf), &why), OPAL_ERR_PROTOCOL);
+    return why;
+}
+
+START_TEST(bad_fields_are_refused_with_a_reason)
+{
+    ck_assert_str_eq(refusal(0, 0), "not an rpc message (bad magic)");
+    ck_assert_str_eq(refusal(1, 9), "rpc wire version not understood");
+    ck_assert_str_eq(refusal(2, 7), "unknown rpc message type");
+    ck_assert_str_eq(refusal(3, 0x80), "unknown rpc header flags");
+    ck_assert_str_eq(refusal(3, OPAL_RPC_HDR_F_ERROR | OPAL_RPC_HDR_F_ONEWAY),
+                     "a reply marked one-way");
+    ck_assert_str_eq(refusal(22, 3), "payload length disagrees with the message size");
+    ck_assert_str_eq(refusal(21, 0), "an error reply without an error status");
+}
+END_TEST
+
+START_TEST(request_with_status_is_refused)
+{
+    opal_rpc_hdr_t h = sample, out;
+    uint8_t buf[OPAL_RPC_HDR_SIZE + 2];
+    const char *why = NULL;
+    h.type = OPAL_RPC_HDR_REQUEST;
+    h.flags = 0;
+    ck_assert_int_eq(opal_rpc_hdr_encode(&h, buf, sizeof(buf)), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_hdr_decode(&out, buf, sizeof(buf), &why), OPAL_ERR_PROTOCOL);
+    ck_assert_str_eq(why, "a request carrying a status");
+}
+END_TEST
+
+START_TEST(heap_yields_deadlines_in_order)
+{
+    opal_rpc_timer_heap_t h;
+    opal_rpc_timer_entry_t e[200];
+    unsigned int seed = 7;
+    opal_rpc_timer_heap_init(&h);
+    for (int i = 0; i < 200; ++i) {
+        e[i].deadline_ns = (uint64_t) rand_r(&seed) % 1000;
+        e[i].slot = OPAL_RPC_TIMER_NONE;
+        ck_assert_int_eq(opal_rpc_timer_heap_push(&h, &e[i]), OPAL_SUCCESS);
+    }
+    /* Remove every third from wherever it sits. */
+    for (int i = 0; i < 200; i += 3) {
+        ck_assert(opal_rpc_timer_heap_remove(&h, &e[i]));
+        ck_assert(!opal_rpc_timer_heap_remove(&h, &e[i]));
+    }
+    uint64_t last = 0;
+    size_t n = 0;
+    for (opal_rpc_timer_entry_t *t; NULL != (t = opal_rpc_timer_heap_top(&h)); ++n) {
+        ck_assert_uint_ge(t->deadline_ns, last);
+        last = t->deadline_ns;
+        ck_assert((t - e) % 3 != 0);
+        ck_assert(opal_rpc_timer_heap_remove(&h, t));
+    }
+    ck_assert_uint_eq(n, 200 - 67);
+    opal_rpc_timer_heap_fini(&h);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("rpc_header");
+    OPAL_TEST_ADD(s, header_round_trips);
+    OPAL_TEST_ADD(s, header_is_little_endian);
+    OPAL_TEST_ADD(s, encode_refuses_short_buffer);
+    OPAL_TEST_ADD(s, every_prefix_is_refused);
+    OPAL_TEST_ADD(s, bad_fields_are_refused_with_a_reason);
+    OPAL_TEST_ADD(s, request_with_status_is_refused);
+    OPAL_TEST_ADD(s, heap_yields_deadlines_in_order);
+    return opal_test_run(s);
+}

@@ -1,0 +1,242 @@
+/*
+ * The rpc engine between processes over na/ofi (tcp and shm): a server
+ * started alone (rpc_peer) writes its URI to a file; the client looks it
+ * up and sends requests to its contexts, arguments around the eager size
+ * and larger (by bulk); and a server killed with requests in
+ * flight (each completes once, with an error).
+ */
+#include "opal/opal_config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opal/mca/na/base/base.h"
+#include "opal/mca/rpc/rpc.h"
+#include "opal/runtime/opal_init.h"
+#include "opal/util/opal_error.h"
+#include "test/rpc/rpc_test_proto.h"
+#include "test/support/opal_test.h"
+
+#define TIMEOUT 60
+
+static pid_t server_pid;
+static opal_rpc_context_t *ctx;
+static opal_na_addr_t *server;
+static volatile bool unused_stop;
+
+static char *start_server(const char *info)
+{
+    char uri_file[256];
+    snprintf(uri_file, sizeof(uri_file), "/tmp/rpc_procs_%d.uri", (int) getpid());
+    unlink(uri_file);
+    server_pid = fork();
+    ck_assert_int_ge(server_pid, 0);
+    if (0 == server_pid) {
+        execl(RPC_TEST_BUILDDIR "/test/rpc/rpc_peer", "rpc_peer", info, uri_file, (char *) NULL);
+        _exit(127);
+    }
+    time_t deadline = time(NULL) + TIMEOUT;
+    struct stat st;
+    while (0 != stat(uri_file, &st)) {
+        ck_assert_msg(time(NULL) < deadline, "the server wrote no URI to %s", uri_file);
+        int status;
+        ck_assert_msg(0 == waitpid(server_pid, &status, WNOHANG), "the server exited early");
+        usleep(10000);
+    }
+    FILE *f = fopen(uri_file, "r");
+    char line[512] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    fclose(f);
+    unlink(uri_file);
+    line[strcspn(line, "\n")] = '\0';
+    return strdup(line);
+}
+
+static void open_client(const char *info)
+{
+#ifdef RPC_TEST_PLUGIN_DIRS
+    setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
+#endif
+    ck_assert_int_eq(opal_init_util(NULL, NULL), OPAL_SUCCESS);
+    char *uri = start_server(info);
+    ck_assert_int_eq(opal_rpc_init(info, false), OPAL_SUCCESS);
+    ck_assert_int_eq(rpc_test_proto_register(&unused_stop), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_context_create(0, &ctx), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_addr_lookup(uri, &server), OPAL_SUCCESS);
+    free(uri);
+}
+
+typedef struct {
+    int calls;
+    int status;
+    uint32_t value;
+    uint8_t ctx_idx;
+    uint32_t data_len;
+    char reason[256];
+} outcome_t;
+
+static void record(opal_rpc_request_t *req, int status, void *arg)
+{
+    outcome_t *o = arg;
+    o->status = status;
+    const rpc_test_out_t *out = opal_rpc_req_output(req);
+    if (OPAL_SUCCESS == status && NULL != out) {
+        o->value = out->value;
+        o->ctx_idx = out->ctx_idx;
+        o->data_len = out->data.len;
+    }
+    const char *why = opal_rpc_req_error_reason(req);
+    snprintf(o->reason, sizeof(o->reason), "%s", NULL == why ? "" : why);
+    o->calls++;
+}
+
+static bool called(void *arg)
+{
+    return ((outcome_t *) arg)->calls > 0;
+}
+
+static int call(int op, uint8_t ctx_idx, uint32_t value, void *data, uint32_t len, outcome_t *o)
+{
+    const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = ctx_idx};
+    opal_rpc_request_t *req = NULL;
+    memset(o, 0, sizeof(*o));
+    ck_assert_int_eq(opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, op), &req),
+                     OPAL_SUCCESS);
+    rpc_test_in_t *in = opal_rpc_req_input(req);
+    in->value = value;
+    in->text = "text";
+    in->data.buf = data;
+    in->data.len = len;
+    int rc = opal_rpc_req_send(req, record, o);
+    if (OPAL_SUCCESS == rc) {
+        ck_assert_int_eq(opal_rpc_progress_cond(ctx, TIMEOUT * 1000, called, o), OPAL_SUCCESS);
+    }
+    return rc;
+}
+
+static void stop_server(void)
+{
+    outcome_t o;
+    ck_assert_int_eq(call(RPC_TEST_STOP, 0, 0, NULL, 0, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    int status = 0;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    ck_assert(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+}
+
+static void close_client(void)
+{
+    opal_rpc_addr_free(server);
+    ck_assert_int_eq(opal_rpc_context_destroy(ctx), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_finalize(), OPAL_SUCCESS);
+    (void) opal_finalize_util();
+}
+
+static void requests_to_a_server_started_alone(const char *info)
+{
+    outcome_t o;
+    open_client(info);
+    for (uint32_t i = 0; i < 100; ++i) {
+        ck_assert_int_eq(call(RPC_TEST_ECHO, (uint8_t) (i & 1), i, NULL, 0, &o), OPAL_SUCCESS);
+        ck_assert_int_eq(o.status, OPAL_SUCCESS);
+        ck_assert_uint_eq(o.value, i + 1);
+        ck_assert_uint_eq(o.ctx_idx, i & 1);
+    }
+    /* Inputs of the eager size - 1, + 1, and 1 MiB (by bulk); an output
+     * larger than the eager size is an error reply saying so. */
+    size_t eager = opal_na_msg_get_max_unexpected_size(opal_rpc_na_class());
+    size_t fits = eager - 26 - (4 + 4 + 4 + 4); /* header, value, text, iov length */
+    size_t sizes[] = {fits - 1, fits, fits + 1, (size_t) 1 << 20};
+    uint8_t *data = malloc((size_t) 1 << 20);
+    for (size_t i = 0; i < ((size_t) 1 << 20); ++i) {
+        data[i] = (uint8_t) (i * 7);
+    }
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); ++k) {
+        uint32_t want = 0;
+        for (size_t i = 0; i < sizes[k]; ++i) {
+            want += data[i];
+        }
+        ck_assert_int_eq(call(RPC_TEST_SUM, 1, 0, data, (uint32_t) sizes[k], &o), OPAL_SUCCESS);
+        ck_assert_msg(OPAL_SUCCESS == o.status, "%zu bytes: %s", sizes[k], o.reason);
+        ck_assert_uint_eq(o.value, want);
+        ck_assert_uint_eq(o.ctx_idx, 1);
+    }
+    ck_assert_int_eq(call(RPC_TEST_ECHO, 0, 1, data, (uint32_t) eager, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_ERR_VALUE_OUT_OF_BOUNDS);
+    ck_assert_ptr_nonnull(strstr(o.reason, "larger than the eager size"));
+    free(data);
+    stop_server();
+    close_client();
+}
+
+static void killed_server_completes_requests_in_flight(const char *info)
+{
+    enum { N = 16 };
+    outcome_t o[N];
+    open_client(info);
+    memset(o, 0, sizeof(o));
+    for (int i = 0; i < N; ++i) {
+        const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 0};
+        opal_rpc_request_t *req = NULL;
+        ck_assert_int_eq(
+            opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, RPC_TEST_SLEEP), &req),
+            OPAL_SUCCESS);
+        ((rpc_test_in_t *) opal_rpc_req_input(req))->value = 2000000; /* 2 s each */
+        ck_assert_int_eq(opal_rpc_req_set_timeout(req, 3.0), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o[i]), OPAL_SUCCESS);
+    }
+    (void) opal_rpc_progress(ctx, 200);
+    kill(server_pid, SIGKILL);
+    int status;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    /* The failure detector's word (SWIM later), for half of them. */
+    ck_assert_int_eq(opal_rpc_peer_failed(ctx, server), OPAL_SUCCESS);
+    time_t deadline = time(NULL) + TIMEOUT;
+    for (int i = 0; i < N; ++i) {
+        while (0 == o[i].calls) {
+            ck_assert(time(NULL) < deadline);
+            (void) opal_rpc_progress(ctx, 10);
+        }
+    }
+    for (int k = 0; k < 20; ++k) {
+        (void) opal_rpc_progress(ctx, 5);
+    }
+    for (int i = 0; i < N; ++i) {
+        ck_assert_int_eq(o[i].calls, 1);
+        ck_assert_int_ne(o[i].status, OPAL_SUCCESS);
+    }
+    close_client();
+}
+
+START_TEST(tcp_requests_to_a_server_started_alone)
+{
+    requests_to_a_server_started_alone("ofi+tcp");
+}
+END_TEST
+
+START_TEST(shm_requests_to_a_server_started_alone)
+{
+    requests_to_a_server_started_alone("ofi+shm");
+}
+END_TEST
+
+START_TEST(tcp_killed_server_completes_requests_in_flight)
+{
+    killed_server_completes_requests_in_flight("ofi+tcp");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("rpc_procs");
+    OPAL_TEST_ADD(s, tcp_requests_to_a_server_started_alone);
+    OPAL_TEST_ADD(s, shm_requests_to_a_server_started_alone);
+    OPAL_TEST_ADD(s, tcp_killed_server_completes_requests_in_flight);
+    return opal_test_run(s);
+}

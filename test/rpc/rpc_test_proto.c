@@ -1,0 +1,77 @@
+/*
+ * The multi-process tests' protocol (rpc_test_proto.h).
+ */
+#include "opal/opal_config.h"
+
+#include <unistd.h>
+
+#include "test/rpc/rpc_test_proto.h"
+
+static volatile bool *stop_flag;
+static int notes;
+
+static void echo(opal_rpc_request_t *req)
+{
+    const rpc_test_in_t *in = opal_rpc_req_input(req);
+    rpc_test_out_t *out = opal_rpc_req_output(req);
+    out->value = in->value + 1;
+    out->data = in->data;
+    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
+    (void) opal_rpc_reply_send(req);
+}
+
+static void sleeper(opal_rpc_request_t *req)
+{
+    const rpc_test_in_t *in = opal_rpc_req_input(req);
+    usleep(in->value);
+    echo(req);
+}
+
+static void sum(opal_rpc_request_t *req)
+{
+    const rpc_test_in_t *in = opal_rpc_req_input(req);
+    rpc_test_out_t *out = opal_rpc_req_output(req);
+    const uint8_t *bytes = in->data.buf;
+    out->value = 0;
+    for (uint32_t i = 0; i < in->data.len; ++i) {
+        out->value += bytes[i];
+    }
+    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
+    (void) opal_rpc_reply_send(req);
+}
+
+static void note(opal_rpc_request_t *req)
+{
+    (void) req;
+    ++notes;
+}
+
+static void stop(opal_rpc_request_t *req)
+{
+    *stop_flag = true;
+    echo(req);
+}
+
+static const opal_rpc_op_t ops[RPC_TEST_COUNT] = {
+    [RPC_TEST_ECHO] = {.handler = echo, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_SLEEP] = {.handler = sleeper, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_NOTE] = {.handler = note, .in = &rpc_test_in_codec, .flags = OPAL_RPC_OP_ONEWAY},
+    [RPC_TEST_STOP] = {.handler = stop, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_SUM] = {.handler = sum, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+};
+
+int rpc_test_proto_register(volatile bool *stop)
+{
+    static const opal_rpc_proto_t proto = {.name = "rpc-test",
+                                           .base = RPC_TEST_BASE,
+                                           .version = 1,
+                                           .count = RPC_TEST_COUNT,
+                                           .ops = ops};
+    stop_flag = stop;
+    return opal_rpc_proto_register(&proto);
+}
+
+int rpc_test_proto_notes(void)
+{
+    return notes;
+}
