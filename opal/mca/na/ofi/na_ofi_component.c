@@ -462,7 +462,10 @@ static int ofi_context_destroy(opal_na_class_t *cls, opal_na_context_t *ctx)
 static void ofi_op_fini(opal_na_class_t *cls, opal_na_op_id_t *op)
 {
     na_ofi_op_t *o = (na_ofi_op_t *) op;
-    (void) cls;
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    /* Every call on the domain is made under the class lock. */
+    OPAL_THREAD_LOCK(&oc->lock);
     opal_common_ofi_mr_deregister(&o->staging_mr);
+    OPAL_THREAD_UNLOCK(&oc->lock);
     free(o->staging);
 }
