@@ -453,9 +453,11 @@ static int ofi_context_destroy(opal_na_class_t *cls, opal_na_context_t *ctx)
         k->next = oc->kept_free;
         oc->kept_free = k;
     }
+    /* Under the lock: a message for this context found by another
+     * thread's progress from now on is one for a context that is gone. */
+    ctx->plugin = NULL;
     OPAL_THREAD_UNLOCK(&oc->lock);
     free(c);
-    ctx->plugin = NULL;
     return OPAL_SUCCESS;
 }
 
