@@ -1,7 +1,7 @@
 /*
  * A rank of an mcarun job using na/ofi (for na_ofi_job_test):
  *
- *   na_ofi_rank <tcp|shm>
+ *   na_ofi_rank <tcp|shm|verbs|info string>
  *
  * Each rank opens ofi+<protocol>, publishes its URI in the modex, looks
  * every other rank up by its URI, and sends each an unexpected message
@@ -33,7 +33,7 @@ static int fail(uint32_t rank, const char *what, int rc)
 int main(int argc, char **argv)
 {
     if (2 != argc) {
-        fprintf(stderr, "usage: na_ofi_rank <tcp|shm>\n");
+        fprintf(stderr, "usage: na_ofi_rank <tcp|shm|verbs|info string>\n");
         return 2;
     }
     if (OPAL_SUCCESS != orte_init(&argc, &argv)) {
@@ -44,9 +44,15 @@ int main(int argc, char **argv)
     if (np > MAX_RANKS) {
         return fail(me, "too many ranks", OPAL_ERR_BAD_PARAM);
     }
+    /* "tcp" listens on the loopback; an info string ("ofi+tcp") is
+     * taken as it is (between hosts: the provider's own address). */
     char info[64];
-    snprintf(info, sizeof(info), "ofi+%s%s", argv[1],
-             0 == strcmp(argv[1], "tcp") ? "://127.0.0.1" : "");
+    if (NULL != strchr(argv[1], '+')) {
+        snprintf(info, sizeof(info), "%s", argv[1]);
+    } else {
+        snprintf(info, sizeof(info), "ofi+%s%s", argv[1],
+                 0 == strcmp(argv[1], "tcp") ? "://127.0.0.1" : "");
+    }
     na_test_end_t end;
     int rc = na_test_open(info, &end);
     if (OPAL_SUCCESS != rc) {

@@ -352,7 +352,9 @@ static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool
     opal_common_ofi_ctx_attr_t attr = {
         .cq_format = FI_CQ_FORMAT_TAGGED,
         .cq_size = 4096,
-        .want_wait_fd = true,
+        /* A class that busy-polls never sleeps on the fd: without one the
+         * provider does not signal it on every completion. */
+        .want_wait_fd = NULL == init || !init->busy_wait,
         .av_type = FI_AV_TABLE,
         .min_multi_recv = oc->multi_recv ? NA_OFI_UHDR_MAX + oc->max_unexpected : 0,
         .shm_ep_name = is_shm && NULL != info->host_name ? shm_name : NULL,
