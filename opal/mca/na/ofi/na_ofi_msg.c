@@ -245,8 +245,14 @@ static void deliver(opal_na_class_t *cls, na_ofi_op_t *o, const uint8_t *data, s
         na_ofi_op_finish(cls, o, OPAL_ERR_CANCELED);
         return;
     }
+    if (len > o->size) {
+        /* The callback gets a source only with OPAL_SUCCESS (na.h). */
+        na_ofi_addr_free(cls, (opal_na_addr_t *) source);
+        na_ofi_op_finish(cls, o, OPAL_ERR_TRUNCATED);
+        return;
+    }
     o->super.cb_info.info.recv_unexpected.source = (opal_na_addr_t *) source;
-    na_ofi_op_finish(cls, o, len > o->size ? OPAL_ERR_TRUNCATED : OPAL_SUCCESS);
+    na_ofi_op_finish(cls, o, OPAL_SUCCESS);
 }
 
 int na_ofi_msg_recv_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, void *buf, size_t size,
