@@ -15,6 +15,8 @@
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_error.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 static opal_na_class_t *classes[2];
 
 static opal_na_class_t *class_for(int which)

@@ -1,7 +1,7 @@
 /*
  * A na server started alone (not in a job), for na_ofi_procs_test:
  *
- *   na_ofi_peer <info> <uri-file>
+ *   na_ofi_peer <info> <uri-file> [busy]
  *
  * Opens <info> listening, writes its URI to <uri-file> (whole, by rename)
  * and serves unexpected requests until "quit":
@@ -23,13 +23,16 @@ enum { NSEG = 16, SEG = 1000 };
 
 int main(int argc, char **argv)
 {
-    if (3 != argc) {
-        fprintf(stderr, "usage: na_ofi_peer <info> <uri-file>\n");
+    if (3 != argc && !(4 == argc && 0 == strcmp(argv[3], "busy"))) {
+        fprintf(stderr, "usage: na_ofi_peer <info> <uri-file> [busy]\n");
         return 2;
     }
     na_test_init();
     na_test_end_t end;
-    if (OPAL_SUCCESS != na_test_open(argv[1], &end)) {
+    /* busy: the class busy-polls (its CQ has no wait fd), for na_ofi_lat. */
+    opal_na_init_info_t opts = {.busy_wait = 4 == argc};
+    if (OPAL_SUCCESS != opal_na_initialize_opt(argv[1], true, &opts, &end.cls) ||
+        OPAL_SUCCESS != opal_na_context_create(end.cls, 0, &end.ctx)) {
         return 1;
     }
     char *uri = na_test_uri(&end);

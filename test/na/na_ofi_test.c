@@ -599,6 +599,45 @@ START_TEST(malformed_uris_and_blobs_are_refused)
 }
 END_TEST
 
+START_TEST(a_message_larger_than_its_receive_completes_truncated_with_its_first_bytes)
+{
+    pair_open();
+    opal_na_addr_t *to_server = lookup_server();
+    char *curi = na_test_uri(&client);
+    opal_na_addr_t *from_client = NULL;
+    ck_assert_int_eq(opal_na_addr_lookup(server.cls, curi, &from_client), OPAL_SUCCESS);
+    free(curi);
+    na_test_end_t both[2] = {server, client};
+    char small[4] = {0}, small2[4] = {0};
+    na_test_result_t ru = {0}, re = {0}, w1 = {0}, w2 = {0};
+    ck_assert_int_eq(opal_na_msg_recv_unexpected(server.cls, server.ctx, na_test_record, &ru, small,
+                                                 sizeof(small), NULL, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_recv_expected(server.cls, server.ctx, na_test_record, &re, small2,
+                                               sizeof(small2), NULL, from_client, 0, 5, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(client.cls, client.ctx, na_test_record, &w1,
+                                                 "abcdefgh", 8, NULL, to_server, 0, 5, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_expected(client.cls, client.ctx, na_test_record, &w2,
+                                               "ijklmnop", 8, NULL, to_server, 0, 5, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(both, 2, &ru.calls, 1, TIMEOUT));
+    ck_assert(na_test_wait(both, 2, &re.calls, 1, TIMEOUT));
+    ck_assert(na_test_wait(both, 2, &w1.calls, 1, TIMEOUT));
+    ck_assert(na_test_wait(both, 2, &w2.calls, 1, TIMEOUT));
+    ck_assert_int_eq(ru.ret, OPAL_ERR_TRUNCATED);
+    ck_assert_ptr_null(ru.source);
+    ck_assert(0 == memcmp(small, "abcd", 4));
+    /* An expected message's bytes are the provider's business (rxm
+     * leaves the buffer as it was). */
+    ck_assert_int_eq(re.ret, OPAL_ERR_TRUNCATED);
+    opal_na_addr_free(server.cls, from_client);
+    opal_na_addr_free(client.cls, to_server);
+    pair_close();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("na_ofi_" NA_OFI_PROTO);
@@ -618,6 +657,7 @@ int main(void)
     OPAL_TEST_ADD(s, every_size_up_to_the_limits_arrives_intact);
     OPAL_TEST_ADD(s, over_limit_sizes_and_tags_are_refused);
     OPAL_TEST_ADD(s, a_canceled_receive_completes_once_as_canceled);
+    OPAL_TEST_ADD(s, a_message_larger_than_its_receive_completes_truncated_with_its_first_bytes);
     OPAL_TEST_ADD(s, put_and_get_with_offsets_over_1_and_16_segments);
     OPAL_TEST_ADD(s, a_put_into_a_read_only_handle_is_refused);
     OPAL_TEST_ADD(s, a_canceled_pending_transfer_completes_once_as_canceled);

@@ -351,7 +351,9 @@ static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool
     opal_common_ofi_ctx_attr_t attr = {
         .cq_format = FI_CQ_FORMAT_TAGGED,
         .cq_size = 4096,
-        .want_wait_fd = true,
+        /* A class that busy-polls never sleeps on the fd: without one the
+         * provider does not signal it on every completion. */
+        .want_wait_fd = NULL == init || !init->busy_wait,
         .av_type = FI_AV_TABLE,
         .min_multi_recv = oc->multi_recv ? NA_OFI_UHDR_MAX + oc->max_unexpected : 0,
         .shm_ep_name = is_shm && NULL != info->host_name ? shm_name : NULL,
@@ -452,16 +454,21 @@ static int ofi_context_destroy(opal_na_class_t *cls, opal_na_context_t *ctx)
         k->next = oc->kept_free;
         oc->kept_free = k;
     }
+    /* Under the lock: a message for this context found by another
+     * thread's progress from now on is one for a context that is gone. */
+    ctx->plugin = NULL;
     OPAL_THREAD_UNLOCK(&oc->lock);
     free(c);
-    ctx->plugin = NULL;
     return OPAL_SUCCESS;
 }
 
 static void ofi_op_fini(opal_na_class_t *cls, opal_na_op_id_t *op)
 {
     na_ofi_op_t *o = (na_ofi_op_t *) op;
-    (void) cls;
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    /* Every call on the domain is made under the class lock. */
+    OPAL_THREAD_LOCK(&oc->lock);
     opal_common_ofi_mr_deregister(&o->staging_mr);
+    OPAL_THREAD_UNLOCK(&oc->lock);
     free(o->staging);
 }

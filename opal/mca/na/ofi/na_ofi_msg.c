@@ -30,9 +30,12 @@ static void op_begin(opal_na_context_t *ctx, na_ofi_op_t *o, na_ofi_addr_t *addr
 }
 
 /* Undoes op_begin when the provider refused the operation. */
-static void op_unbegin(opal_na_context_t *ctx, na_ofi_op_t *o)
+static void op_unbegin(opal_na_class_t *cls, opal_na_context_t *ctx, na_ofi_op_t *o)
 {
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    OPAL_THREAD_LOCK(&oc->lock);
     opal_common_ofi_mr_deregister(&o->tmp_mr);
+    OPAL_THREAD_UNLOCK(&oc->lock);
     atomic_fetch_sub_explicit(&((na_ofi_context_t *) ctx->plugin)->pending, 1,
                               memory_order_relaxed);
 }
@@ -216,7 +219,7 @@ int na_ofi_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, con
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
     if (0 != rc) {
-        op_unbegin(ctx, o);
+        op_unbegin(cls, ctx, o);
         return send_error(oc, "sending an unexpected message to", a, rc);
     }
     return OPAL_SUCCESS;
@@ -242,8 +245,14 @@ static void deliver(opal_na_class_t *cls, na_ofi_op_t *o, const uint8_t *data, s
         na_ofi_op_finish(cls, o, OPAL_ERR_CANCELED);
         return;
     }
+    if (len > o->size) {
+        /* The callback gets a source only with OPAL_SUCCESS (na.h). */
+        na_ofi_addr_free(cls, (opal_na_addr_t *) source);
+        na_ofi_op_finish(cls, o, OPAL_ERR_TRUNCATED);
+        return;
+    }
     o->super.cb_info.info.recv_unexpected.source = (opal_na_addr_t *) source;
-    na_ofi_op_finish(cls, o, len > o->size ? OPAL_ERR_TRUNCATED : OPAL_SUCCESS);
+    na_ofi_op_finish(cls, o, OPAL_SUCCESS);
 }
 
 int na_ofi_msg_recv_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, void *buf, size_t size,
@@ -408,7 +417,7 @@ int na_ofi_msg_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, const
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
     if (0 != rc) {
-        op_unbegin(ctx, o);
+        op_unbegin(cls, ctx, o);
         return send_error(oc, "sending an expected message to", a, rc);
     }
     return OPAL_SUCCESS;
@@ -460,7 +469,7 @@ int na_ofi_msg_recv_expected(opal_na_class_t *cls, opal_na_context_t *ctx, void 
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
     if (0 != rc) {
-        op_unbegin(ctx, o);
+        op_unbegin(cls, ctx, o);
         return send_error(oc, "posting an expected receive from", a, rc);
     }
     return OPAL_SUCCESS;

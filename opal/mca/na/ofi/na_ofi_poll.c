@@ -21,6 +21,7 @@ int na_ofi_fi_error(int fi_err)
             return OPAL_ERR_CANCELED;
         case FI_ETRUNC:
         case FI_ETOOSMALL:
+        case FI_EMSGSIZE:
             return OPAL_ERR_TRUNCATED;
         case FI_ENOMEM:
             return OPAL_ERR_OUT_OF_RESOURCE;
@@ -28,9 +29,21 @@ int na_ofi_fi_error(int fi_err)
             return OPAL_ERR_BAD_PARAM;
         case FI_EAGAIN:
             return OPAL_ERR_TEMP_OUT_OF_RESOURCE;
-        default:
-            /* Connection refused, reset, unreachable, I/O errors: the peer. */
+        case FI_ECONNREFUSED:
+        case FI_ECONNRESET:
+        case FI_ECONNABORTED:
+        case FI_ENOTCONN:
+        case FI_EHOSTUNREACH:
+        case FI_ENETUNREACH:
+        case FI_ENETDOWN:
+        case FI_ETIMEDOUT:
+        case FI_EIO:
+        case FI_ESHUTDOWN:
+        case FI_EADDRNOTAVAIL:
+            /* The peer is gone or cannot be reached. */
             return OPAL_ERR_PEER_FAILED;
+        default:
+            return OPAL_ERROR;
     }
 }
 
@@ -145,6 +158,10 @@ static void handle_error(opal_na_class_t *cls)
         return;
     }
     na_ofi_fictx_t *fc = err.op_context;
+    /* shm (libfabric 1.17) reports some errors negated (-FI_ETRUNC). */
+    if (err.err < 0) {
+        err.err = -err.err;
+    }
     int ret = na_ofi_fi_error(err.err);
     switch (fc->kind) {
         case NA_OFI_FICTX_RBUF: {
@@ -170,11 +187,18 @@ static void handle_error(opal_na_class_t *cls)
         default: {
             na_ofi_op_t *o = fc->owner;
             if (OPAL_NA_CB_RECV_EXPECTED == o->super.cb_info.type) {
-                /* A truncated receive holds the first size bytes. */
+                /* A message that overflowed the receive (shm reports it
+                 * with another code than FI_ETRUNC) is truncated. */
+                if (err.olen > 0 && OPAL_ERR_CANCELED != ret) {
+                    ret = OPAL_ERR_TRUNCATED;
+                }
                 o->super.cb_info.info.recv_expected.actual_size =
-                    FI_ETRUNC == err.err ? o->size : err.len;
+                    OPAL_ERR_TRUNCATED == ret ? o->size : err.len;
             }
-            if (OPAL_ERR_CANCELED == ret && OPAL_SUCCESS != o->rma_error) {
+            opal_output_verbose(10, opal_na_base_output,
+                            "na/ofi (%s): an operation completed with error %d (olen %zu): %s",
+                            oc->ofi.prov_name, err.err, err.olen, text);
+        if (OPAL_ERR_CANCELED == ret && OPAL_SUCCESS != o->rma_error) {
                 /* Withdrawn because its peer failed. */
                 ret = o->rma_error;
             } else if (OPAL_ERR_PEER_FAILED == ret) {
