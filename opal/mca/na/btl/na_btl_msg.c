@@ -181,8 +181,8 @@ int na_btl_msg_progress(na_btl_class_t *nb)
     OPAL_THREAD_LOCK(&nb->lock);
     na_btl_op_t *o;
     while (NULL != (o = nb->pending_sends.head)) {
-        int rc = send_now(nb, o->addr->peer, o->btl_tag, o->super.context->id, o->buf, o->size,
-                          o->remote_id, o->tag);
+        int rc = send_now(nb, atomic_load_explicit(&o->addr->peer, memory_order_acquire),
+                          o->btl_tag, o->super.context->id, o->buf, o->size, o->remote_id, o->tag);
         if (OPAL_ERR_RESOURCE_BUSY == rc) {
             break;
         }
