@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opal/runtime/opal_proc.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_timer.h"
 #include "test/na/na_btl_rank.h"
@@ -457,6 +458,10 @@ bool na_test_case_killed(int argc, char **argv)
     opal_na_mem_handle_free(na_test.cls, local);
     free(mem);
     bool ok = barrier_without_victim();
+    if (0 == na_test.rank) {
+        /* The test checks that nothing of this job stays in /dev/shm. */
+        na_test_say("job %" PRIu32, opal_proc_job_info()->my_name.jobid);
+    }
     if (ok && !na_test.broken) {
         na_test_say("survived the loss of rank %" PRIu32 " after %" PRIu64 " gets", victim, issued);
     }

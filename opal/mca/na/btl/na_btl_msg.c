@@ -300,6 +300,13 @@ static void recv_cb(struct mca_btl_base_module_t *btl,
     }
     na_btl_hdr_t hdr;
     char why[NA_BTL_WHY_MAX];
+    if (OPAL_UNLIKELY(NULL == desc->proc)) {
+        if (0 == nb->dropped++) {
+            opal_output(0, "na/btl: dropped a message whose sender the BTL did not name (further "
+                           "drops are only counted)");
+        }
+        return;
+    }
     uint32_t rank = desc->proc->proc_name.vpid;
     const mca_btl_base_segment_t *seg0 = desc->des_segments;
     if (OPAL_UNLIKELY(0 == desc->des_segment_count ||
