@@ -158,6 +158,9 @@ static bool rma_owner(void)
         return false;
     }
     na_test_fill(amem[0], 0, 1, atotal);
+    /* Peers get from the read-only one: its bytes are defined. */
+    memset(rmem[0], 0x11, rtotal);
+    memset(wmem[0], 0, wtotal);
     for (size_t j = 0; j < btotal; ++j) {
         *byte_at(bmem, B_SEGS, b_seg_len, j) = na_test_pattern(0, 2, btotal, j);
     }
