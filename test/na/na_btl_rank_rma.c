@@ -337,7 +337,7 @@ static bool killed_victim(void)
     uint8_t *mem[1];
     size_t total;
     opal_na_mem_handle_t *mh = make_handle(1, small_len, OPAL_NA_MEM_READ_WRITE, mem, &total);
-    uint8_t *big = malloc(KILL_REGION);
+    uint8_t *big = calloc(1, KILL_REGION);
     opal_na_mem_handle_t *bh = NULL;
     if (NULL == mh ||
         OPAL_SUCCESS !=
