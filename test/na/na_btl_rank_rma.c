@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opal/runtime/opal_proc.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_timer.h"
 #include "test/na/na_btl_rank.h"
@@ -157,6 +158,9 @@ static bool rma_owner(void)
         return false;
     }
     na_test_fill(amem[0], 0, 1, atotal);
+    /* Peers get from the read-only one: its bytes are defined. */
+    memset(rmem[0], 0x11, rtotal);
+    memset(wmem[0], 0, wtotal);
     for (size_t j = 0; j < btotal; ++j) {
         *byte_at(bmem, B_SEGS, b_seg_len, j) = na_test_pattern(0, 2, btotal, j);
     }
@@ -333,7 +337,7 @@ static bool killed_victim(void)
     uint8_t *mem[1];
     size_t total;
     opal_na_mem_handle_t *mh = make_handle(1, small_len, OPAL_NA_MEM_READ_WRITE, mem, &total);
-    uint8_t *big = malloc(KILL_REGION);
+    uint8_t *big = calloc(1, KILL_REGION);
     opal_na_mem_handle_t *bh = NULL;
     if (NULL == mh ||
         OPAL_SUCCESS !=
@@ -457,6 +461,10 @@ bool na_test_case_killed(int argc, char **argv)
     opal_na_mem_handle_free(na_test.cls, local);
     free(mem);
     bool ok = barrier_without_victim();
+    if (0 == na_test.rank) {
+        /* The test checks that nothing of this job stays in /dev/shm. */
+        na_test_say("job %" PRIu32, opal_proc_job_info()->my_name.jobid);
+    }
     if (ok && !na_test.broken) {
         na_test_say("survived the loss of rank %" PRIu32 " after %" PRIu64 " gets", victim, issued);
     }

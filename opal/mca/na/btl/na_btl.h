@@ -52,8 +52,9 @@ struct opal_na_addr_t {
     _Atomic int32_t refcount;
     uint32_t jobid;
     uint32_t rank;
-    /* The multiplexer's peer, set on first send (add_procs). */
-    mca_btl_base_peer_t *peer;
+    /* The multiplexer's peer, set once on first send (add_procs); release
+     * store, acquire loads. */
+    _Atomic(mca_btl_base_peer_t *) peer;
     /* The BTLs said the process is gone. */
     _Atomic bool failed;
     /* Outside a job: the peer's card (malloc'd), NULL in a job. */

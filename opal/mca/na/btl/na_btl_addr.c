@@ -6,6 +6,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,19 +103,26 @@ void na_btl_addr_table_free(na_btl_class_t *nb)
     nb->self = NULL;
 }
 
+/* Serialises adding peers to the BTLs. */
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int na_btl_addr_peer(na_btl_class_t *nb, opal_na_addr_t *addr, mca_btl_base_peer_t **peer)
 {
-    if (OPAL_LIKELY(NULL != addr->peer)) {
-        *peer = addr->peer;
+    (void) nb;
+    mca_btl_base_peer_t *known = atomic_load_explicit(&addr->peer, memory_order_acquire);
+    if (OPAL_LIKELY(NULL != known)) {
+        *peer = known;
         return atomic_load_explicit(&addr->failed, memory_order_acquire) ? OPAL_ERR_PEER_FAILED
                                                                          : OPAL_SUCCESS;
     }
     if (atomic_load_explicit(&addr->failed, memory_order_acquire)) {
         return OPAL_ERR_PEER_FAILED;
     }
-    OPAL_THREAD_LOCK(&nb->lock);
+    /* Not the class lock: add_procs may take long (modex) and must not
+     * hold up the receive path. */
+    pthread_mutex_lock(&peer_lock);
     int rc = OPAL_SUCCESS;
-    if (NULL == addr->peer) {
+    if (NULL == atomic_load_explicit(&addr->peer, memory_order_relaxed)) {
         mca_btl_base_peer_t *p = mca_btl_base_peer_get(addr->rank);
         if (NULL == p) {
             opal_proc_t *proc = NULL;
@@ -129,10 +137,12 @@ int na_btl_addr_peer(na_btl_class_t *nb, opal_na_addr_t *addr, mca_btl_base_peer
                 rc = OPAL_ERR_UNREACH;
             }
         }
-        addr->peer = p;
+        /* Pairs with the acquire above: a sender that sees the peer sees
+         * it added. */
+        atomic_store_explicit(&addr->peer, p, memory_order_release);
     }
-    OPAL_THREAD_UNLOCK(&nb->lock);
-    *peer = addr->peer;
+    pthread_mutex_unlock(&peer_lock);
+    *peer = atomic_load_explicit(&addr->peer, memory_order_acquire);
     return rc;
 }
 
@@ -151,7 +161,7 @@ static int addr_from_name(na_btl_class_t *nb, const char *what, uint32_t jobid, 
         return OPAL_ERR_UNREACH;
     }
     const opal_proc_job_info_t *job = opal_proc_job_info();
-    if (!nb->own_runtime && rank >= job->size) {
+    if (rank >= job->size) {
         opal_output(0, "na/btl: %s names rank %u; job %u has %u", what, rank, jobid, job->size);
         return OPAL_ERR_BAD_PARAM;
     }

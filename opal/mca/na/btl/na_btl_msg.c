@@ -181,8 +181,8 @@ int na_btl_msg_progress(na_btl_class_t *nb)
     OPAL_THREAD_LOCK(&nb->lock);
     na_btl_op_t *o;
     while (NULL != (o = nb->pending_sends.head)) {
-        int rc = send_now(nb, o->addr->peer, o->btl_tag, o->super.context->id, o->buf, o->size,
-                          o->remote_id, o->tag);
+        int rc = send_now(nb, atomic_load_explicit(&o->addr->peer, memory_order_acquire),
+                          o->btl_tag, o->super.context->id, o->buf, o->size, o->remote_id, o->tag);
         if (OPAL_ERR_RESOURCE_BUSY == rc) {
             break;
         }
@@ -300,6 +300,13 @@ static void recv_cb(struct mca_btl_base_module_t *btl,
     }
     na_btl_hdr_t hdr;
     char why[NA_BTL_WHY_MAX];
+    if (OPAL_UNLIKELY(NULL == desc->proc)) {
+        if (0 == nb->dropped++) {
+            opal_output(0, "na/btl: dropped a message whose sender the BTL did not name (further "
+                           "drops are only counted)");
+        }
+        return;
+    }
     uint32_t rank = desc->proc->proc_name.vpid;
     const mca_btl_base_segment_t *seg0 = desc->des_segments;
     if (OPAL_UNLIKELY(0 == desc->des_segment_count ||
