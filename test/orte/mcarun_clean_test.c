@@ -265,11 +265,11 @@ static uint32_t start_sleeping_job(mcarun_run_t *run, uint32_t skip, long *rank)
 /* SIGKILLs the launcher of a sleeping job (then its rank, which a real
  * crash might leave running but would only keep this test waiting), and
  * gives the job a /dev/shm file as btl/sm would have. */
-static uint32_t killed_job(void)
+static uint32_t killed_job(uint32_t skip)
 {
     mcarun_run_t run;
     long rank;
-    uint32_t jobid = start_sleeping_job(&run, 0, &rank);
+    uint32_t jobid = start_sleeping_job(&run, skip, &rank);
     make_shm(jobid);
     kill(run.pid, SIGKILL);
     kill((pid_t) rank, SIGKILL);
@@ -283,7 +283,7 @@ static uint32_t killed_job(void)
 START_TEST(next_mcarun_removes_a_sigkilled_mcaruns_leftovers)
 {
     make_base();
-    uint32_t jobid = killed_job();
+    uint32_t jobid = killed_job(0);
     mcarun_run_t run;
     RUN(&run, "-np", "1", "true");
     char said[128];
@@ -298,11 +298,12 @@ END_TEST
 START_TEST(clean_removes_a_sigkilled_mcaruns_leftovers_and_keeps_a_live_job)
 {
     make_base();
-    uint32_t dead = killed_job();
+    /* The live job starts first: a launcher cleans when it starts. */
     mcarun_run_t live;
     long rank;
-    uint32_t jobid = start_sleeping_job(&live, dead, &rank);
+    uint32_t jobid = start_sleeping_job(&live, 0, &rank);
     make_shm(jobid);
+    uint32_t dead = killed_job(jobid);
 
     mcarun_run_t run;
     RUN(&run, "--clean");
