@@ -188,12 +188,14 @@ int mcarun_clean_stale(void)
         }
         char path[ORTE_SESSION_DIR_MAX + 16], prefix[64];
         snprintf(path, sizeof(path), "%s/%s", base, entry->d_name);
+        /* The directory first: while it stays, so does the record that
+         * leads the next scan to the /dev/shm files. */
+        if (OPAL_SUCCESS != orte_session_dir_remove(path)) {
+            continue;
+        }
         int shm = 0;
         if (OPAL_SUCCESS == orte_session_dir_shm_prefix(jobid, prefix, sizeof(prefix))) {
             shm = orte_session_dir_remove_shm(NULL, prefix);
-        }
-        if (OPAL_SUCCESS != orte_session_dir_remove(path)) {
-            continue;
         }
         ++cleaned;
         fprintf(stderr,
