@@ -186,7 +186,7 @@ int mcarun_clean_stale(void)
         if (!stale) {
             continue;
         }
-        char path[ORTE_SESSION_DIR_MAX + 16], prefix[64];
+        char path[ORTE_SESSION_DIR_MAX + 256], prefix[64];
         snprintf(path, sizeof(path), "%s/%s", base, entry->d_name);
         /* The directory first: while it stays, so does the record that
          * leads the next scan to the /dev/shm files. */
