@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "opal/util/opal_error.h"
@@ -23,6 +24,7 @@ typedef struct stream_t {
     atomic_int verbosity;
     bool to_stderr;
     bool to_stdout;
+    bool header;
     char *prefix;
     char *file_name;
     int fd;
@@ -76,6 +78,7 @@ static void release_stream(stream_t *s)
     s->fd = -1;
     s->to_stderr = false;
     s->to_stdout = false;
+    s->header = false;
 }
 
 int opal_output_init(void)
@@ -160,6 +163,7 @@ int opal_output_open(const opal_output_stream_t *lds)
         s->fd = fd;
         s->to_stderr = lds->lds_want_stderr;
         s->to_stdout = lds->lds_want_stdout;
+        s->header = lds->lds_want_header;
         atomic_store_explicit(&s->verbosity, lds->lds_verbose_level, memory_order_relaxed);
         /* Relaxed: the fields above are only read under table_lock, whose
          * release on unlock publishes them. */
@@ -284,8 +288,30 @@ static size_t decorate(const char *prefix, const char *msg, char *buf, size_t bu
     return total;
 }
 
-static void emit(int id, const char *format, va_list ap) OPAL_PRINTF_LIKE(2, 0);
-static void emit(int id, const char *format, va_list ap)
+const char *opal_output_level_name(int level)
+{
+    return level <= 0    ? "error"
+           : level <= 5  ? "warn"
+           : level <= 10 ? "info"
+           : level <= 40 ? "debug"
+                         : "trace";
+}
+
+/* Writes "<UTC time> <prefix> <level>: " into buf. */
+static void log_header(const char *prefix, int level, char *buf, size_t size)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char when[32];
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, size, "%s.%06ldZ %s %s: ", when, ts.tv_nsec / 1000, NULL == prefix ? "" : prefix,
+             opal_output_level_name(level));
+}
+
+static void emit(int level, int id, const char *format, va_list ap) OPAL_PRINTF_LIKE(3, 0);
+static void emit(int level, int id, const char *format, va_list ap)
 {
     int saved_errno = errno;
     char msgbuf[512], linebuf[1024];
@@ -309,8 +335,13 @@ static void emit(int id, const char *format, va_list ap)
     pthread_mutex_lock(&table_lock);
     stream_t *s = &streams[id];
     if (atomic_load_explicit(&s->open, memory_order_relaxed)) {
-        char *text;
-        size_t len = decorate(s->prefix, msg, linebuf, sizeof(linebuf), &text);
+        char *text, header[320];
+        const char *prefix = s->prefix;
+        if (s->header) {
+            log_header(s->prefix, level, header, sizeof(header));
+            prefix = header;
+        }
+        size_t len = decorate(prefix, msg, linebuf, sizeof(linebuf), &text);
         if (NULL != text) {
             if (s->to_stdout) {
                 /* Keep order with what the program printed through stdio. */
@@ -345,14 +376,14 @@ void opal_output(int id, const char *format, ...)
     }
     va_list ap;
     va_start(ap, format);
-    emit(id, format, ap);
+    emit(0, id, format, ap);
     va_end(ap);
 }
 
 void opal_output_vverbose(int level, int id, const char *format, va_list ap)
 {
     if (opal_output_check_verbosity(level, id)) {
-        emit(id, format, ap);
+        emit(level, id, format, ap);
     }
 }
 
@@ -363,6 +394,6 @@ void opal_output_verbose(int level, int id, const char *format, ...)
     }
     va_list ap;
     va_start(ap, format);
-    emit(id, format, ap);
+    emit(level, id, format, ap);
     va_end(ap);
 }

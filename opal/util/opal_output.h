@@ -32,7 +32,16 @@ typedef struct opal_output_stream_t {
     /* A file to append to, created (mode 0666 & ~umask) if missing; copied;
      * NULL for none. */
     const char *lds_file_name;
+    /* Log records: every line starts with the UTC time to the microsecond,
+     * then lds_prefix (e.g. "rank 3 pid 4711 btl"), then the message's
+     * level name (opal_output_level_name), as in
+     * "2026-11-25T17:45:01.123456Z rank 3 pid 4711 btl debug: text". */
+    bool lds_want_header;
 } opal_output_stream_t;
+
+/* The name of a verbosity level as log records show it: error (<= 0),
+ * warn (<= 5), info (<= 10), debug (<= 40), trace (above). */
+OPAL_DECLSPEC const char *opal_output_level_name(int level);
 
 /* Sets up the stream table; called by opal_init_util(). Streams opened
  * before it stay open. Returns OPAL_SUCCESS. */

@@ -11,6 +11,7 @@
 
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_framework_internal.h"
+#include "opal/mca/base/mca_base_log.h"
 #include "opal/mca/base/mca_base_open.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/opal_error.h"
@@ -167,12 +168,7 @@ static int register_framework_vars(mca_base_framework_t *framework)
     if (asprintf(&prefix, "%s: ", name) < 0) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    opal_output_stream_t lds = {
-        .lds_prefix = prefix,
-        .lds_verbose_level = framework->framework_verbose,
-        .lds_want_stderr = true,
-    };
-    framework->framework_output = opal_output_open(&lds);
+    framework->framework_output = mca_base_log_open(name, prefix, framework->framework_verbose);
     free(prefix);
     return framework->framework_output < 0 ? framework->framework_output : OPAL_SUCCESS;
 }
@@ -252,7 +248,9 @@ int mca_base_framework_open(mca_base_framework_t *framework, mca_base_open_flag_
         return OPAL_SUCCESS;
     }
     /* The verbosity may have been set since the stream was opened. */
-    opal_output_set_verbosity(framework->framework_output, framework->framework_verbose);
+    opal_output_set_verbosity(
+        framework->framework_output,
+        mca_base_log_verbosity(framework->framework_name, framework->framework_verbose));
     rc = mca_base_framework_components_open(framework, flags);
     if (OPAL_SUCCESS == rc) {
         framework->framework_state |= MCA_BASE_FRAMEWORK_STATE_OPEN;

@@ -11,6 +11,7 @@
 #include "opal/mca/base/mca_base_component_repository.h"
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_framework_internal.h"
+#include "opal/mca/base/mca_base_log.h"
 #include "opal/mca/base/mca_base_open.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_build_tree.h"
@@ -33,10 +34,14 @@ static int var_show = -1;
 static int var_verbose = -1;
 static int var_fault = -1;
 static char *fault_config = NULL;
+static int var_log_mask = -1;
+static char *log_mask = NULL;
+static int var_log_file = -1;
+static char *log_file = NULL;
 
 static void deregister_vars(void)
 {
-    int *vars[] = {&var_path, &var_show, &var_verbose, &var_fault};
+    int *vars[] = {&var_path, &var_show, &var_verbose, &var_fault, &var_log_mask, &var_log_file};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); ++i) {
         if (*vars[i] >= 0) {
             (void) mca_base_var_deregister(*vars[i]);
@@ -104,7 +109,28 @@ static int register_vars(void)
         "argument (opal/util/opal_fault.h); builds configured with --enable-fault-injection",
         MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &fault_config);
-    return var_fault < 0 ? var_fault : OPAL_SUCCESS;
+    if (var_fault < 0) {
+        return var_fault;
+    }
+    log_mask = NULL;
+    var_log_mask = mca_base_var_register(
+        "opal", "opal", "log", "mask",
+        "Log levels (error, warn, info, debug, trace) of the facilities (opal, mca, orte and "
+        "each framework): a bare level sets all, facility=level one, e.g. warn,btl=debug; a "
+        "facility talks at the larger of this and its <fw>_base_verbose",
+        MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
+        MCA_BASE_VAR_SCOPE_LOCAL, &log_mask);
+    if (var_log_mask < 0) {
+        return var_log_mask;
+    }
+    log_file = NULL;
+    var_log_file = mca_base_var_register(
+        "opal", "opal", "log", "file",
+        "Write the facilities' log records to this file instead of stderr; %r stands for the "
+        "rank, %p for the pid (e.g. /tmp/log.%r)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
+        MCA_BASE_VAR_SCOPE_LOCAL, &log_file);
+    return var_log_file < 0 ? var_log_file : OPAL_SUCCESS;
 }
 
 int mca_base_open(void)
@@ -128,6 +154,12 @@ int mca_base_open(void)
             goto out_vars;
         }
     }
+    /* A mask that names no real facility or level is refused: the
+     * messages it asked for would silently not come. */
+    rc = mca_base_log_configure(log_mask, log_file);
+    if (OPAL_SUCCESS != rc) {
+        goto out_vars;
+    }
     /* Variables of a framework this program never opens are not typos. */
     for (int i = 0; NULL != opal_frameworks[i]; ++i) {
         (void) mca_base_var_declare_prefix(opal_frameworks[i]->framework_name);
@@ -135,12 +167,7 @@ int mca_base_open(void)
     for (int i = 0; NULL != opal_mca_common_names[i]; ++i) {
         (void) mca_base_var_declare_prefix(opal_mca_common_names[i]);
     }
-    opal_output_stream_t lds = {
-        .lds_prefix = "mca: base: ",
-        .lds_verbose_level = mca_base_verbose,
-        .lds_want_stderr = true,
-    };
-    mca_base_output = opal_output_open(&lds);
+    mca_base_output = mca_base_log_open("mca", "mca: base: ", mca_base_verbose);
     if (mca_base_output < 0) {
         rc = mca_base_output;
         mca_base_output = -1;
@@ -156,6 +183,7 @@ out_output:
     opal_output_close(mca_base_output);
     mca_base_output = -1;
 out_vars:
+    mca_base_log_reset();
     deregister_vars();
     (void) mca_base_var_finalize();
 out_count:
@@ -177,6 +205,7 @@ int mca_base_close(void)
     opal_output_close(mca_base_output);
     mca_base_output = -1;
     deregister_vars();
+    mca_base_log_reset();
     opal_fault_clear();
     return mca_base_var_finalize();
 }

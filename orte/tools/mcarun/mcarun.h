@@ -12,6 +12,7 @@
  *   mcarun_job.c     failures, stopping, deadlines, exit status
  *   mcarun_bind.c    cores and hwloc binding
  *   mcarun_mca.c     MCA variable names checked once for the job
+ *   mcarun_clean.c   stale sessions of launchers killed by SIGKILL
  */
 #ifndef ORTE_TOOLS_MCARUN_MCARUN_H
 #define ORTE_TOOLS_MCARUN_MCARUN_H
@@ -254,5 +255,15 @@ void mcarun_bind_fini(void);
  * empty, for the ranks' MCA_BASE_VAR_CHECKED_ENV (caller frees). OPAL_ERR_UNKNOWN_NAME when
  * mca_base_unknown_params=error and a name is unknown. */
 int mcarun_mca_check(const opal_list_t *params, char **checked);
+
+/* mcarun_clean.c: stale sessions. Records this launcher's pid and start
+ * time in session_dir, so that a later mcarun can tell it from a process
+ * that reused the pid. OPAL_SUCCESS or OPAL_ERR_IN_ERRNO (with a message). */
+int mcarun_clean_record(const char *session_dir);
+/* Removes the session directories and /dev/shm files of this user's jobs
+ * whose launcher is gone, saying on stderr what it removed. Returns how
+ * many jobs it cleaned (>= 0) or OPAL_ERR_BAD_PARAM when $TMPDIR is
+ * unusable. Live jobs and directories without a launcher record stay. */
+int mcarun_clean_stale(void);
 
 #endif /* ORTE_TOOLS_MCARUN_MCARUN_H */

@@ -42,6 +42,9 @@ static const opal_cmd_line_option_t options[] = {
      "A rank that fails does not stop the others; mcarun still exits with the first "
      "failure's status"},
     {"wdir", '\0', 1, "<DIR>", "Start the ranks in DIR"},
+    {"clean", '\0', 0, NULL,
+     "Remove the session directories and /dev/shm files of your jobs whose mcarun is gone, "
+     "and exit"},
     {"version", 'V', 0, NULL, "Print the version and exit"},
     {"help", 'h', 0, NULL, "Print this help and exit"},
     {NULL, '\0', 0, NULL, NULL},
@@ -142,6 +145,13 @@ static int parse_options(opal_cmd_line_t *cmd, int argc, char **argv)
     if (opal_cmd_line_is_taken(cmd, "version")) {
         printf("mcarun (%s) %s\n", PACKAGE_NAME, OPAL_VERSION);
         return 0;
+    }
+    if (opal_cmd_line_is_taken(cmd, "clean")) {
+        int cleaned = mcarun_clean_stale();
+        if (0 == cleaned) {
+            printf("mcarun: no stale sessions\n");
+        }
+        return cleaned < 0 ? MCARUN_EXIT_FAILURE : 0;
     }
     int count;
     char **positional = opal_cmd_line_get_positional(cmd, &count);
@@ -326,9 +336,15 @@ static int setup(void)
         rc = mcarun_signals_init();
     }
     if (OPAL_SUCCESS == rc) {
+        /* Leftovers of launchers killed by SIGKILL: removed before they
+         * fill /dev/shm. A failure here is no reason not to run. */
+        (void) mcarun_clean_stale();
         rc = orte_session_dir_create((uint32_t) getpid(), &mcarun_job.jobid, mcarun_job.session_dir,
                                      sizeof(mcarun_job.session_dir));
         mcarun_job.session_created = OPAL_SUCCESS == rc;
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = mcarun_clean_record(mcarun_job.session_dir);
     }
     if (OPAL_SUCCESS == rc) {
         rc = orte_session_dir_shm_prefix(mcarun_job.jobid, mcarun_job.shm_prefix,
