@@ -101,23 +101,6 @@ static void note_handler(opal_rpc_request_t *req)
     notes[atomic_fetch_add(&note_count, 1)] = in->seq;
 }
 
-static const opal_rpc_op_t ops_v1[OP_COUNT] = {
-    [OP_ECHO] = {.handler = echo_handler, .in = &echo_in_codec, .out = &echo_out_codec},
-    [OP_SILENT] = {.handler = silent_handler, .in = &echo_in_codec, .out = &echo_out_codec},
-    [OP_LATER] = {.handler = keep_handler, .in = &echo_in_codec, .out = &echo_out_codec},
-    [OP_NOTE] = {.handler = note_handler, .in = &note_in_codec, .flags = OPAL_RPC_OP_ONEWAY},
-    [OP_HOLD] = {.handler = keep_handler, .in = &note_in_codec},
-    [OP_WHERE] = {.handler = where_handler, .in = &note_in_codec},
-    [OP_WHERE_INLINE] = {.handler = where_handler,
-                         .in = &note_in_codec,
-                         .flags = OPAL_RPC_OP_INLINE},
-    [OP_BULK] = {.handler = order_handler, .in = &note_in_codec, .priority = 3},
-    [OP_URGENT] = {.handler = order_handler, .in = &note_in_codec, .priority = 0},
-};
-static const opal_rpc_op_t ops_v3[1] = {
-    {.handler = echo_handler, .in = &echo_in_codec, .out = &echo_out_codec},
-};
-
 /* The policy this run of the suite selected (OPAL_MCA_sched). */
 static const char *policy;
 static pthread_t handler_thread;
@@ -136,6 +119,23 @@ static void order_handler(opal_rpc_request_t *req)
     order[atomic_fetch_add(&order_count, 1)] = in->seq;
     ck_assert_int_eq(opal_rpc_reply_send(req), OPAL_SUCCESS);
 }
+
+static const opal_rpc_op_t ops_v1[OP_COUNT] = {
+    [OP_ECHO] = {.handler = echo_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+    [OP_SILENT] = {.handler = silent_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+    [OP_LATER] = {.handler = keep_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+    [OP_NOTE] = {.handler = note_handler, .in = &note_in_codec, .flags = OPAL_RPC_OP_ONEWAY},
+    [OP_HOLD] = {.handler = keep_handler, .in = &note_in_codec},
+    [OP_WHERE] = {.handler = where_handler, .in = &note_in_codec},
+    [OP_WHERE_INLINE] = {.handler = where_handler,
+                         .in = &note_in_codec,
+                         .flags = OPAL_RPC_OP_INLINE},
+    [OP_BULK] = {.handler = order_handler, .in = &note_in_codec, .priority = 3},
+    [OP_URGENT] = {.handler = order_handler, .in = &note_in_codec, .priority = 0},
+};
+static const opal_rpc_op_t ops_v3[1] = {
+    {.handler = echo_handler, .in = &echo_in_codec, .out = &echo_out_codec},
+};
 
 static void setup(void)
 {

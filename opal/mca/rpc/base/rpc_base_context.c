@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
@@ -648,12 +649,31 @@ static void na_drain(opal_rpc_context_t *ctx)
     ctx->slots = NULL;
 }
 
+/* Lets the handlers ctx's scheduler accepted run before ctx goes (with
+ * pool they may still be queued on a worker after their client was
+ * answered or gave up); bounded, as a handler may block. A handler that
+ * keeps its request still makes the destroy refuse. */
+static void handlers_drain(opal_rpc_context_t *ctx)
+{
+    if (NULL == ctx->sched) {
+        return;
+    }
+    uint64_t deadline = opal_timer_ns() + 10ull * 1000000000ull;
+    while (!opal_sched_check_complete(ctx->sched) && opal_timer_ns() < deadline) {
+        if (0 == opal_sched_progress(ctx->sched)) {
+            const struct timespec pause = {0, 100000};
+            (void) nanosleep(&pause, NULL);
+        }
+    }
+}
+
 int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
 {
     opal_rpc_engine_t *e = &opal_rpc_engine;
     if (NULL == ctx) {
         return OPAL_ERR_BAD_PARAM;
     }
+    handlers_drain(ctx);
     opal_mutex_lock(&ctx->lock);
     bool busy = ctx->live_requests > 0 || NULL != ctx->done_head ||
                 atomic_load_explicit(&ctx->server_requests, memory_order_acquire) > 0;
