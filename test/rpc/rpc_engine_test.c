@@ -59,7 +59,7 @@ static opal_rpc_request_t *held[4096];
 static _Atomic int held_count;
 static uint32_t notes[4096];
 static _Atomic int note_count;
-static int max_held;
+static _Atomic int max_held;
 static _Atomic int answered;
 
 static void echo_handler(opal_rpc_request_t *req)
@@ -84,15 +84,17 @@ static void silent_handler(opal_rpc_request_t *req)
 static void keep_handler(opal_rpc_request_t *req)
 {
     opal_rpc_req_addref(req);
-    /* Handlers run in the progress thread only: one writer, and the count
-     * is published after the slot (the replier thread reads both). */
+    /* One handler thread at a time (the progress thread, or pool's one
+     * worker in this suite): one writer. The maximum and the slot are
+     * written before the count is published (others read them after). */
     int n = atomic_load(&held_count);
     held[n] = req;
-    atomic_store(&held_count, n + 1);
     /* Requests the server holds now: kept minus answered. */
-    if (n + 1 - atomic_load(&answered) > max_held) {
-        max_held = n + 1 - atomic_load(&answered);
+    int holding = n + 1 - atomic_load(&answered);
+    if (holding > atomic_load(&max_held)) {
+        atomic_store(&max_held, holding);
     }
+    atomic_store(&held_count, n + 1);
 }
 
 static void note_handler(opal_rpc_request_t *req)
@@ -153,7 +155,7 @@ static void setup(void)
     ck_assert_int_eq(opal_rpc_context_create(0, &ctx), OPAL_SUCCESS);
     atomic_store(&held_count, 0);
     atomic_store(&note_count, 0);
-    max_held = 0;
+    atomic_store(&max_held, 0);
     atomic_store(&answered, 0);
     atomic_store(&order_count, 0);
 }
@@ -579,7 +581,7 @@ START_TEST(credits_bound_requests_in_flight_and_keep_order)
         }
     }
     settle();
-    ck_assert_int_le(max_held, N);
+    ck_assert_int_le(atomic_load(&max_held), N);
     for (int i = 0; i < sent; ++i) {
         ck_assert_int_eq(o[i].calls, 1);
         ck_assert_int_eq(o[i].status, OPAL_SUCCESS);
