@@ -100,7 +100,11 @@ static void keep_handler(opal_rpc_request_t *req)
 static void note_handler(opal_rpc_request_t *req)
 {
     const note_in_t *in = opal_rpc_req_input(req);
-    notes[atomic_fetch_add(&note_count, 1)] = in->seq;
+    /* One handler thread at a time (as keep_handler): the slot is written
+     * before the count that the test thread reads is published. */
+    int n = atomic_load(&note_count);
+    notes[n] = in->seq;
+    atomic_store(&note_count, n + 1);
 }
 
 /* The policy this run of the suite selected (OPAL_MCA_sched). */
