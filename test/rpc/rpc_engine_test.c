@@ -2,7 +2,9 @@
  * replies, error replies, protocol versions and the query, handlers that
  * reply later from another thread, timeouts, aborts, peer failure, late
  * replies, one-way requests, credits, and exactly-once completion under
- * races. */
+ * races. The whole suite runs under each sched policy (fifo, prio, pool:
+ * handlers are tasks of the context's scheduler), with cases of its own
+ * for where handlers run, priorities and prio's admission bound. */
 #include "opal/opal_config.h"
 
 #include <pthread.h>
@@ -13,6 +15,7 @@
 
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/mca/rpc/rpc.h"
+#include "opal/mca/sched/sched.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/threads/opal_mutex.h"
 #include "opal/util/opal_error.h"
@@ -34,7 +37,18 @@ OPAL_RPC_STRUCT(echo_out, ECHO_OUT_FIELDS);
 #define NOTE_IN_FIELDS(X) X(uint32_t, seq, VAR)
 OPAL_RPC_STRUCT(note_in, NOTE_IN_FIELDS);
 
-enum { OP_ECHO, OP_SILENT, OP_LATER, OP_NOTE, OP_HOLD, OP_COUNT };
+enum {
+    OP_ECHO,
+    OP_SILENT,
+    OP_LATER,
+    OP_NOTE,
+    OP_HOLD,
+    OP_WHERE,        /* replies, recording its thread */
+    OP_WHERE_INLINE, /* the same, OPAL_RPC_OP_INLINE */
+    OP_BULK,         /* replies, recording its order; priority class 3 */
+    OP_URGENT,       /* the same, priority class 0 */
+    OP_COUNT
+};
 #define BASE 0x42
 
 static opal_rpc_context_t *ctx;
@@ -45,7 +59,7 @@ static opal_rpc_request_t *held[4096];
 static _Atomic int held_count;
 static uint32_t notes[4096];
 static _Atomic int note_count;
-static int max_held;
+static _Atomic int max_held;
 static _Atomic int answered;
 
 static void echo_handler(opal_rpc_request_t *req)
@@ -70,21 +84,46 @@ static void silent_handler(opal_rpc_request_t *req)
 static void keep_handler(opal_rpc_request_t *req)
 {
     opal_rpc_req_addref(req);
-    /* Handlers run in the progress thread only: one writer, and the count
-     * is published after the slot (the replier thread reads both). */
+    /* One handler thread at a time (the progress thread, or pool's one
+     * worker in this suite): one writer. The maximum and the slot are
+     * written before the count is published (others read them after). */
     int n = atomic_load(&held_count);
     held[n] = req;
-    atomic_store(&held_count, n + 1);
     /* Requests the server holds now: kept minus answered. */
-    if (n + 1 - atomic_load(&answered) > max_held) {
-        max_held = n + 1 - atomic_load(&answered);
+    int holding = n + 1 - atomic_load(&answered);
+    if (holding > atomic_load(&max_held)) {
+        atomic_store(&max_held, holding);
     }
+    atomic_store(&held_count, n + 1);
 }
 
 static void note_handler(opal_rpc_request_t *req)
 {
     const note_in_t *in = opal_rpc_req_input(req);
-    notes[atomic_fetch_add(&note_count, 1)] = in->seq;
+    /* One handler thread at a time (as keep_handler): the slot is written
+     * before the count that the test thread reads is published. */
+    int n = atomic_load(&note_count);
+    notes[n] = in->seq;
+    atomic_store(&note_count, n + 1);
+}
+
+/* The policy this run of the suite selected (OPAL_MCA_sched). */
+static const char *policy;
+static pthread_t handler_thread;
+static uint32_t order[256];
+static _Atomic int order_count;
+
+static void where_handler(opal_rpc_request_t *req)
+{
+    handler_thread = pthread_self();
+    ck_assert_int_eq(opal_rpc_reply_send(req), OPAL_SUCCESS);
+}
+
+static void order_handler(opal_rpc_request_t *req)
+{
+    const note_in_t *in = opal_rpc_req_input(req);
+    order[atomic_fetch_add(&order_count, 1)] = in->seq;
+    ck_assert_int_eq(opal_rpc_reply_send(req), OPAL_SUCCESS);
 }
 
 static const opal_rpc_op_t ops_v1[OP_COUNT] = {
@@ -93,6 +132,12 @@ static const opal_rpc_op_t ops_v1[OP_COUNT] = {
     [OP_LATER] = {.handler = keep_handler, .in = &echo_in_codec, .out = &echo_out_codec},
     [OP_NOTE] = {.handler = note_handler, .in = &note_in_codec, .flags = OPAL_RPC_OP_ONEWAY},
     [OP_HOLD] = {.handler = keep_handler, .in = &note_in_codec},
+    [OP_WHERE] = {.handler = where_handler, .in = &note_in_codec},
+    [OP_WHERE_INLINE] = {.handler = where_handler,
+                         .in = &note_in_codec,
+                         .flags = OPAL_RPC_OP_INLINE},
+    [OP_BULK] = {.handler = order_handler, .in = &note_in_codec, .priority = 3},
+    [OP_URGENT] = {.handler = order_handler, .in = &note_in_codec, .priority = 0},
 };
 static const opal_rpc_op_t ops_v3[1] = {
     {.handler = echo_handler, .in = &echo_in_codec, .out = &echo_out_codec},
@@ -102,6 +147,9 @@ static void setup(void)
 {
     ck_assert_int_eq(opal_init_util(NULL, NULL), OPAL_SUCCESS);
     ck_assert_int_eq(opal_rpc_init(NULL, false), OPAL_SUCCESS);
+    /* Handlers really go through the policy of this run. */
+    ck_assert_ptr_nonnull(opal_sched_policy_name());
+    ck_assert_str_eq(opal_sched_policy_name(), policy);
     const opal_rpc_proto_t v1 = {
         .name = "test", .base = BASE, .version = 1, .count = OP_COUNT, .ops = ops_v1};
     const opal_rpc_proto_t v3 = {
@@ -111,8 +159,9 @@ static void setup(void)
     ck_assert_int_eq(opal_rpc_context_create(0, &ctx), OPAL_SUCCESS);
     atomic_store(&held_count, 0);
     atomic_store(&note_count, 0);
-    max_held = 0;
+    atomic_store(&max_held, 0);
     atomic_store(&answered, 0);
+    atomic_store(&order_count, 0);
 }
 
 static void teardown(void)
@@ -536,7 +585,7 @@ START_TEST(credits_bound_requests_in_flight_and_keep_order)
         }
     }
     settle();
-    ck_assert_int_le(max_held, N);
+    ck_assert_int_le(atomic_load(&max_held), N);
     for (int i = 0; i < sent; ++i) {
         ck_assert_int_eq(o[i].calls, 1);
         ck_assert_int_eq(o[i].status, OPAL_SUCCESS);
@@ -653,6 +702,108 @@ START_TEST(destroying_a_context_with_requests_is_refused)
 }
 END_TEST
 
+START_TEST(pool_handler_runs_on_a_worker_and_replies_from_it)
+{
+    outcome_t o = {0};
+    handler_thread = pthread_self();
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_WHERE), 1);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 30000, called, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert(!pthread_equal(handler_thread, pthread_self()));
+}
+END_TEST
+
+START_TEST(inline_op_runs_on_the_progress_thread)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_WHERE_INLINE), 1);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 30000, called, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert(pthread_equal(handler_thread, pthread_self()));
+}
+END_TEST
+
+/* Outcomes of n requests sent together (progress_cond's condition). */
+typedef struct {
+    outcome_t *o;
+    int n;
+} batch_t;
+
+static bool all_called(void *arg)
+{
+    const batch_t *b = arg;
+    for (int i = 0; i < b->n; ++i) {
+        if (0 == atomic_load(&b->o[i].calls)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+START_TEST(prio_urgent_op_passes_queued_bulk_work)
+{
+    /* 32 bulk requests, then an urgent one, all arriving in one progress
+     * round: the urgent handler runs first. */
+    outcome_t o[33] = {{0}};
+    for (uint32_t i = 0; i < 32; ++i) {
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_BULK), i);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o[i]), OPAL_SUCCESS);
+    }
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_URGENT), 1000);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o[32]), OPAL_SUCCESS);
+    batch_t b = {o, 33};
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 30000, all_called, &b), OPAL_SUCCESS);
+    ck_assert_int_eq(atomic_load(&order_count), 33);
+    ck_assert_uint_eq(order[0], 1000);
+    for (uint32_t i = 0; i < 32; ++i) {
+        ck_assert_int_eq(o[i].status, OPAL_SUCCESS);
+        ck_assert_uint_eq(order[i + 1], i); /* bulk keeps its own order */
+    }
+}
+END_TEST
+
+static void setup_bounded(void)
+{
+    setenv("OPAL_MCA_sched_prio_max_queued", "4", 1);
+    setup();
+}
+
+static void teardown_bounded(void)
+{
+    teardown();
+    unsetenv("OPAL_MCA_sched_prio_max_queued");
+}
+
+START_TEST(prio_refusal_past_the_bound_is_a_busy_reply)
+{
+    /* 16 requests of one class arrive together; the bound admits 4, the
+     * client sees the 12 others fail busy, with a reason. */
+    outcome_t o[16] = {{0}};
+    for (uint32_t i = 0; i < 16; ++i) {
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_BULK), i);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o[i]), OPAL_SUCCESS);
+    }
+    batch_t b = {o, 16};
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 30000, all_called, &b), OPAL_SUCCESS);
+    int ok = 0, busy = 0;
+    for (int i = 0; i < 16; ++i) {
+        ck_assert_int_eq(atomic_load(&o[i].calls), 1);
+        if (OPAL_SUCCESS == o[i].status) {
+            ++ok;
+        } else {
+            ck_assert_int_eq(o[i].status, OPAL_ERR_RESOURCE_BUSY);
+            ck_assert_ptr_nonnull(strstr(o[i].reason, "cannot run opcode"));
+            ++busy;
+        }
+    }
+    ck_assert_int_eq(ok, 4);
+    ck_assert_int_eq(busy, 12);
+    ck_assert_int_eq(atomic_load(&order_count), 4);
+}
+END_TEST
+
 static void add(Suite *s, const TTest *t)
 {
     TCase *tc = tcase_create(t->name);
@@ -661,9 +812,9 @@ static void add(Suite *s, const TTest *t)
     suite_add_tcase(s, tc);
 }
 
-int main(void)
+static Suite *engine_suite(const char *name)
 {
-    Suite *s = suite_create("rpc_engine");
+    Suite *s = suite_create(name);
     add(s, request_gets_its_reply);
     add(s, loopback_carries_arguments_of_any_size);
     add(s, unknown_protocol_is_an_error_reply_with_a_reason);
@@ -685,5 +836,37 @@ int main(void)
     add(s, credits_bound_requests_in_flight_and_keep_order);
     add(s, reply_timeout_abort_and_failure_race_completes_each_once);
     add(s, destroying_a_context_with_requests_is_refused);
-    return opal_test_run(s);
+    add(s, inline_op_runs_on_the_progress_thread);
+    if (0 == strcmp(policy, "pool")) {
+        add(s, pool_handler_runs_on_a_worker_and_replies_from_it);
+    }
+    if (0 == strcmp(policy, "prio")) {
+        add(s, prio_urgent_op_passes_queued_bulk_work);
+        TCase *tc = tcase_create("prio_refusal_past_the_bound_is_a_busy_reply");
+        tcase_add_checked_fixture(tc, setup_bounded, teardown_bounded);
+        tcase_add_test(tc, prio_refusal_past_the_bound_is_a_busy_reply);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void)
+{
+    /* The suite once per policy. pool runs it with one worker: the cases
+     * that check the order handlers ran in (one-way notes, credits) and
+     * keep_handler's single writer presume one handler thread at a time;
+     * more workers are test/sched's business. */
+    static const char *const policies[] = {"fifo", "prio", "pool"};
+    static const char *const names[] = {"rpc_engine/fifo", "rpc_engine/prio", "rpc_engine/pool"};
+    int rc = EXIT_SUCCESS;
+    setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 1);
+    setenv("OPAL_MCA_sched_pool_workers", "1", 1);
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); ++i) {
+        policy = policies[i];
+        setenv("OPAL_MCA_sched", policy, 1);
+        if (EXIT_SUCCESS != opal_test_run(engine_suite(names[i]))) {
+            rc = EXIT_FAILURE;
+        }
+    }
+    return rc;
 }

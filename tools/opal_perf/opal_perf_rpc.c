@@ -12,6 +12,11 @@
  * reads it; in a job of two ranks, rank 1 serves and the URI goes through
  * the modex. --blocking: progress sleeps on the na fd (the class is
  * opened with busy_wait otherwise, as hg_rate -b).
+ *
+ * The server's handlers run as tasks of the sched policy (--mca sched ...);
+ * OPAL_PERF_RPC_INLINE=1 in the server's environment flags its operations
+ * OPAL_RPC_OP_INLINE instead (called directly, the scheduler skipped), to
+ * measure what the scheduler costs.
  */
 #include "opal/opal_config.h"
 
@@ -55,6 +60,17 @@ static const opal_rpc_op_t rate_ops[OP_COUNT] = {
     [OP_RATE] = {.handler = rate_handler, .in = &rate_in_codec},
     [OP_DONE] = {.handler = done_handler},
 };
+static const opal_rpc_op_t rate_ops_inline[OP_COUNT] = {
+    [OP_RATE] = {.handler = rate_handler, .in = &rate_in_codec, .flags = OPAL_RPC_OP_INLINE},
+    [OP_DONE] = {.handler = done_handler, .flags = OPAL_RPC_OP_INLINE},
+};
+
+/* OPAL_PERF_RPC_INLINE set to anything but 0: handlers skip sched. */
+static bool handlers_inline(void)
+{
+    const char *v = getenv("OPAL_PERF_RPC_INLINE");
+    return NULL != v && 0 != strcmp(v, "0") && 0 != strcmp(v, "");
+}
 
 typedef struct {
     opal_rpc_context_t *ctx;
@@ -246,8 +262,11 @@ int perf_rpc_run(perf_t *p, bool in_job)
         fprintf(stderr, "opal_perf: cannot open rpc over %s: %s\n", o->na_info, opal_strerror(rc));
         return rc;
     }
-    const opal_rpc_proto_t proto = {
-        .name = "opal_perf", .base = RATE_BASE, .version = 1, .count = OP_COUNT, .ops = rate_ops};
+    const opal_rpc_proto_t proto = {.name = "opal_perf",
+                                    .base = RATE_BASE,
+                                    .version = 1,
+                                    .count = OP_COUNT,
+                                    .ops = handlers_inline() ? rate_ops_inline : rate_ops};
     rc = opal_rpc_proto_register(&proto);
     if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_context_create(0, &r.ctx);

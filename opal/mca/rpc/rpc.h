@@ -61,9 +61,12 @@
 typedef struct opal_rpc_context_t opal_rpc_context_t;
 typedef struct opal_rpc_request_t opal_rpc_request_t;
 
-/* A handler: runs from opal_rpc_progress of the context the request came
- * to (later through the sched framework). The engine's reference is
- * dropped when it returns: opal_rpc_req_addref to reply after that. */
+/* A handler: runs as a task of the context's scheduler (the sched
+ * framework's selected policy): with fifo and prio from opal_rpc_progress
+ * of the context the request came to, with pool on a worker thread (it may
+ * block and reply from there); an OPAL_RPC_OP_INLINE operation runs at once
+ * in the progress thread. The engine's reference is dropped when it
+ * returns: opal_rpc_req_addref to reply after that. */
 typedef void (*opal_rpc_handler_t)(opal_rpc_request_t *req);
 
 /* A request's completion (see above); runs once from opal_rpc_progress
@@ -74,6 +77,9 @@ typedef void (*opal_rpc_complete_cb_t)(opal_rpc_request_t *req, int status, void
 enum {
     /* No reply: the completion runs once the request is sent. */
     OPAL_RPC_OP_ONEWAY = 0x1,
+    /* Short and non-blocking: the handler runs at once in the progress
+     * thread, skipping the scheduler (no task, no queueing, no refusal). */
+    OPAL_RPC_OP_INLINE = 0x2,
 };
 
 /* One operation of a protocol. in / out NULL: no arguments. */
@@ -82,6 +88,10 @@ typedef struct opal_rpc_op_t {
     const opal_rpc_codec_t *in;
     const opal_rpc_codec_t *out;
     uint32_t flags; /* OPAL_RPC_OP_* */
+    /* The handler task's priority class (0, the default, is the most
+     * urgent), read by `--mca sched prio`: urgent operations pass bulk
+     * work queued before them. */
+    int priority;
 } opal_rpc_op_t;
 
 /* A protocol: base opcode, version, its operations (index = position). */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
@@ -228,6 +229,48 @@ drop:
     opal_rpc_addr_free(source);
 }
 
+/* The task of one request: its argument area holds the request and the
+ * engine's reference on it, dropped once the handler returned. */
+static int handler_task(opal_sched_task_t *task)
+{
+    opal_rpc_request_t *req = *(opal_rpc_request_t **) opal_sched_task_arg(task, sizeof(req));
+    req->op->handler(req);
+    opal_rpc_req_decref(req);
+    return OPAL_SUCCESS;
+}
+
+/* Hands req (and the engine's reference) to ctx's scheduler at its
+ * operation's priority. A policy that refuses it (prio's admission bound)
+ * gets the client a "busy" error reply instead of an unbounded queue. */
+static void handler_schedule(opal_rpc_context_t *ctx, const opal_rpc_op_t *op,
+                             opal_rpc_request_t *req, bool oneway)
+{
+    opal_sched_task_t *task = NULL;
+    int rc = opal_sched_task_create(ctx->sched, handler_task, OPAL_SCHED_TASK_AUTO, &task);
+    if (OPAL_SUCCESS == rc) {
+        *(opal_rpc_request_t **) opal_sched_task_arg(task, sizeof(req)) = req;
+        rc = opal_sched_task_set_priority(task, op->priority < 0 ? 0 : op->priority, 0);
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_sched_task_schedule(task, 0);
+        if (OPAL_SUCCESS == rc) {
+            return; /* the task owns the request's reference now */
+        }
+    }
+    if (NULL != task) {
+        opal_sched_task_release(task);
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "context %u cannot run opcode 0x%08x now (sched %s: %s)", ctx->idx,
+             req->opcode, opal_sched_policy_name(), opal_strerror(rc));
+    opal_output_verbose(1, opal_rpc_base_output, "rpc: %s", why);
+    if (!oneway) {
+        (void) opal_rpc_reply_error(
+            req, OPAL_ERR_RESOURCE_BUSY == rc ? rc : OPAL_ERR_OUT_OF_RESOURCE, why);
+    }
+    opal_rpc_req_decref(req);
+}
+
 void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
                             const opal_rpc_op_t *op, const uint8_t *payload, size_t len,
                             opal_na_addr_t *source)
@@ -277,8 +320,12 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     opal_mutex_lock(&ctx->lock);
     ++ctx->stats.handled;
     opal_mutex_unlock(&ctx->lock);
-    op->handler(req);
-    opal_rpc_req_decref(req);
+    if (NULL == ctx->sched || 0 != (op->flags & OPAL_RPC_OP_INLINE)) {
+        op->handler(req);
+        opal_rpc_req_decref(req);
+        return;
+    }
+    handler_schedule(ctx, op, req, oneway);
 }
 
 static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
@@ -405,6 +452,11 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         (void) opal_na_trigger(ctx->na_ctx, 0, &count);
         events += count;
     }
+    if (NULL != ctx->sched) {
+        /* Handlers queued by fifo and prio run here (pool's on workers). */
+        int ran = opal_sched_progress(ctx->sched);
+        events += ran > 0 ? (unsigned int) ran : 0;
+    }
     if (timers) {
         *next_ms = opal_rpc_base_expire(ctx);
     }
@@ -505,6 +557,9 @@ int opal_rpc_context_create(uint8_t idx, opal_rpc_context_t **ctxp)
     OBJ_CONSTRUCT(&ctx->inflight, opal_hash_table_t);
     opal_rpc_timer_heap_init(&ctx->timers);
     rc = opal_hash_table_init(&ctx->inflight, 1024);
+    if (OPAL_SUCCESS == rc && e->sched_open) {
+        rc = opal_sched_create(&ctx->sched);
+    }
     if (OPAL_SUCCESS != rc) {
         goto fail;
     }
@@ -549,6 +604,9 @@ fail_table:
     (void) opal_rpc_context_destroy(ctx);
     return rc;
 fail:
+    if (NULL != ctx->sched) {
+        (void) opal_sched_destroy(&ctx->sched);
+    }
     opal_rpc_timer_heap_fini(&ctx->timers);
     OBJ_DESTRUCT(&ctx->inflight);
     OBJ_DESTRUCT(&ctx->cond);
@@ -591,12 +649,31 @@ static void na_drain(opal_rpc_context_t *ctx)
     ctx->slots = NULL;
 }
 
+/* Lets the handlers ctx's scheduler accepted run before ctx goes (with
+ * pool they may still be queued on a worker after their client was
+ * answered or gave up); bounded, as a handler may block. A handler that
+ * keeps its request still makes the destroy refuse. */
+static void handlers_drain(opal_rpc_context_t *ctx)
+{
+    if (NULL == ctx->sched) {
+        return;
+    }
+    uint64_t deadline = opal_timer_ns() + 10ull * 1000000000ull;
+    while (!opal_sched_check_complete(ctx->sched) && opal_timer_ns() < deadline) {
+        if (0 == opal_sched_progress(ctx->sched)) {
+            const struct timespec pause = {0, 100000};
+            (void) nanosleep(&pause, NULL);
+        }
+    }
+}
+
 int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
 {
     opal_rpc_engine_t *e = &opal_rpc_engine;
     if (NULL == ctx) {
         return OPAL_ERR_BAD_PARAM;
     }
+    handlers_drain(ctx);
     opal_mutex_lock(&ctx->lock);
     bool busy = ctx->live_requests > 0 || NULL != ctx->done_head ||
                 atomic_load_explicit(&ctx->server_requests, memory_order_acquire) > 0;
@@ -631,6 +708,11 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
         ctx->targets = t->next;
         opal_rpc_addr_free(t->addr);
         free(t);
+    }
+    if (NULL != ctx->sched) {
+        /* Nothing is queued (no request is held); a worker may still be
+         * returning from a handler: destroy waits for it. */
+        (void) opal_sched_destroy(&ctx->sched);
     }
     opal_rpc_timer_heap_fini(&ctx->timers);
     OBJ_DESTRUCT(&ctx->inflight);

@@ -121,6 +121,30 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
         }
         goto out_close;
     }
+    /* Handlers run through the sched framework's policy. Without any
+     * policy to load (no component path) the engine still works, calling
+     * handlers directly as before; a bad `sched` selection is the user's
+     * error and fails. */
+    rc = opal_sched_init();
+    e->sched_open = OPAL_SUCCESS == rc;
+    if (OPAL_ERR_BAD_VALUE == rc) {
+        opal_output(0, "rpc: the sched framework refused its selection (variable sched): %s",
+                    opal_strerror(rc));
+        opal_rpc_base_proto_clear();
+        OBJ_DESTRUCT(&e->lock);
+        if (NULL != e->bulk) {
+            (void) opal_bulk_finalize(e->bulk);
+        }
+        if (NULL != e->na) {
+            (void) opal_na_finalize(e->na);
+        }
+        goto out_close;
+    }
+    if (!e->sched_open) {
+        opal_output_verbose(1, opal_rpc_base_output,
+                            "rpc: no sched policy (%s): handlers are called directly",
+                            opal_strerror(rc));
+    }
     e->refcount = 1;
     return OPAL_SUCCESS;
 out_close:
@@ -143,6 +167,10 @@ int opal_rpc_finalize(void)
             opal_output(0, "rpc: finalize with context %d still open", i);
             return OPAL_ERR_RESOURCE_BUSY;
         }
+    }
+    if (e->sched_open) {
+        (void) opal_sched_finalize();
+        e->sched_open = false;
     }
     opal_rpc_base_proto_clear();
     OBJ_DESTRUCT(&e->lock);

@@ -18,6 +18,7 @@
 #include "opal/mca/rpc/base/rpc_base_header.h"
 #include "opal/mca/rpc/base/rpc_base_timer.h"
 #include "opal/mca/rpc/rpc.h"
+#include "opal/mca/sched/sched.h"
 #include "opal/threads/opal_mutex.h"
 
 OPAL_DECLSPEC extern mca_base_framework_t opal_rpc_base_framework;
@@ -45,6 +46,7 @@ typedef struct opal_rpc_engine_t {
     rpc_proto_entry_t *protos;
     size_t proto_count;
     opal_rpc_context_t *contexts[256];
+    bool sched_open; /* opal_sched_init succeeded: handlers run as tasks */
 } opal_rpc_engine_t;
 OPAL_DECLSPEC extern opal_rpc_engine_t opal_rpc_engine;
 
@@ -133,6 +135,9 @@ struct opal_rpc_context_t {
     _Atomic int sends_pending; /* na sends not completed */
     unsigned int rounds;       /* progress rounds (timers every 16th when spinning) */
     opal_rpc_stats_t stats;
+    /* Runs the handlers (NULL when the sched framework could not open:
+     * then they are called directly). */
+    opal_sched_t *sched;
 };
 
 /* Encodes header + args into a malloc'd buffer: OPAL_SUCCESS, or
