@@ -41,6 +41,10 @@ esac
 . "$here/../../contrib/test-list.sh"
 tl_build_env "$build"
 tl_timeout=180
+# In sanitizer builds the ranks run without LeakSanitizer: libpmix keeps
+# allocations until exit in plugins it unloads at PMIx_Finalize (as in
+# test/orte/orte_ess_pmix_test.c). Every other check still applies.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 cluster=$build/test/slurm/cluster.$$
 mkdir -p "$build/test/slurm"
 
