@@ -83,7 +83,7 @@ unusable() {
     return 1
 }
 
-# have_packages: prints what is missing, returns 0 when nothing is.
+# missing_programs: prints the programs and plugin that are missing.
 missing_programs() {
     local p missing=()
     for p in munged slurmctld slurmd srun sinfo scancel; do
@@ -102,10 +102,17 @@ install_missing() {
     say "missing: $missing; installing"
     # shellcheck source=../../contrib/opal-deps.sh
     . "$here/../../contrib/opal-deps.sh"
+    # shellcheck disable=SC2086,SC2154 # a list of names, from opal-deps.sh
     opal_install_deps $opal_slurm_packages >&2 || return 1
     PATH=$PATH:/usr/sbin
     missing=$(missing_programs)
     [ -z "$missing" ] || { say "still missing after installing: $missing"; return 1; }
+}
+
+# running PID: the process exists and is not a zombie (a daemon whose
+# starter has exited waits for init to reap it).
+running() {
+    kill -0 "$1" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]
 }
 
 # The state file DIR/cluster.state records, one a line, what start made:
@@ -216,7 +223,7 @@ in_host() {
 }
 
 start_munge() {
-    mkdir -p -m 700 "$dir/munge" || return 1
+    mkdir -m 700 "$dir/munge" || return 1
     dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none &&
         chmod 400 "$dir/munge/munge.key" || return 1
     # --force: DIR's parents may be writable by others (a build tree).
@@ -270,7 +277,7 @@ alive() {
     local what name pid ok=0
     while read -r what name pid; do
         [ "$what" = pid ] || continue
-        if ! kill -0 "$pid" 2>/dev/null; then
+        if ! running "$pid"; then
             say "$name (pid $pid) is gone"
             ok=1
         fi
@@ -298,7 +305,13 @@ stop_all() {
     [ -f "$dir/cluster.state" ] || { say "$dir holds no cluster"; return 1; }
     local what name pid pids=() ns
     while read -r what name pid; do
-        [ "$what" = pid ] && pids+=("$pid")
+        [ "$what" = pid ] || continue
+        # Still the daemon started (munged, slurmctld, slurmd-node<i>),
+        # not another process that got its pid since it ended.
+        if running "$pid" && [ "$(head -c 64 "/proc/$pid/cmdline" 2>/dev/null | tr '\0' '\n' |
+            head -n 1 | xargs basename 2>/dev/null)" = "${name%%-*}" ]; then
+            pids+=("$pid")
+        fi
     done <"$dir/cluster.state"
     # Reverse order: the slurmds, then slurmctld, then munged.
     local i
@@ -308,19 +321,19 @@ stop_all() {
     for _ in $(seq 100); do
         local left=()
         for pid in "${pids[@]}"; do
-            kill -0 "$pid" 2>/dev/null && left+=("$pid")
+            running "$pid" && left+=("$pid")
         done
         [ ${#left[@]} -eq 0 ] && break
         sleep 0.1
     done
     for pid in "${pids[@]}"; do
-        if kill -0 "$pid" 2>/dev/null; then
+        if running "$pid"; then
             say "pid $pid did not end on SIGTERM: SIGKILL"
             kill -KILL "$pid" 2>/dev/null
         fi
     done
     for ns in $(awk '$1 == "netns" { print $2 }' "$dir/cluster.state"); do
-        pids=($(ip netns pids "$ns" 2>/dev/null))
+        read -r -a pids <<<"$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
         if [ ${#pids[@]} -gt 0 ]; then
             say "ending what is left in $ns: ${pids[*]}"
             kill -KILL "${pids[@]}" 2>/dev/null

@@ -40,6 +40,7 @@ esac
 # shellcheck source=../../contrib/test-list.sh
 . "$here/../../contrib/test-list.sh"
 tl_build_env "$build"
+# shellcheck disable=SC2034 # read by tl_run (test-list.sh)
 tl_timeout=180
 # In sanitizer builds the ranks run without LeakSanitizer: libpmix keeps
 # allocations until exit in plugins it unloads at PMIx_Finalize (as in
@@ -208,7 +209,9 @@ prefix=${prefix%ctl}
 stop_cluster
 alive=
 for pid in $pids; do
-    kill -0 "$pid" 2>/dev/null && alive="$alive $pid"
+    # A zombie has ended (init reaps the daemons, whose starter is gone).
+    kill -0 "$pid" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != Z ] &&
+        alive="$alive $pid"
 done
 ns_left=$(ip netns list 2>/dev/null | awk -v p="$prefix" 'index($1, p) == 1 { print $1 }')
 if [ -z "$alive" ] && [ -z "$ns_left" ] && [ ! -e "$cluster" ]; then
