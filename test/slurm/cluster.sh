@@ -19,9 +19,12 @@
 # slurmctld listens in the controller's namespace, each slurmd in its
 # node's, so nothing listens outside them. Each node also has a /tmp and a
 # /dev/shm of its own (DIR/node<i>/tmp, DIR/node<i>/shm), bound in a private
-# mount namespace, as on separate machines; hence DIR must not lie under
-# /tmp or /dev/shm, nor must the programs the jobs run. No systemd and no
-# cgroups: proctrack/linuxproc, task/none.
+# mount namespace, as on separate machines. What the nodes need from the
+# machine's /tmp stays there: the folder under /tmp that holds DIR, and
+# those holding the paths of OPAL_SLURM_KEEP (colon-separated: the build
+# and source trees whose programs the jobs run), are bound into each
+# node's /tmp. DIR must not lie under /dev/shm. No systemd and no cgroups:
+# proctrack/linuxproc, task/none.
 #
 # start installs what is missing (munge, slurmctld, slurmd, slurm-client,
 # slurm-wlm-basic-plugins) as root through contrib/opal-deps.sh. It exits
@@ -201,13 +204,28 @@ make_network() {
     done
 }
 
+# keep_under_tmp: prints the folders right under /tmp (/tmp/X) that hold
+# DIR or a path of OPAL_SLURM_KEEP, one a line.
+keep_under_tmp() {
+    local p real
+    local IFS=:
+    for p in $dir ${OPAL_SLURM_KEEP:-}; do
+        real=$(realpath -m "$p" 2>/dev/null) || continue
+        case "$real" in
+            /tmp/?*) real=${real#/tmp/} && echo "/tmp/${real%%/*}" ;;
+        esac
+    done | sort -u
+}
+
 # in_host NAMESPACE HOSTNAME SHM TMP COMMAND...: execs COMMAND in the
 # network namespace with its own host name, /etc/hosts and, when SHM and
-# TMP are not "-", its own /dev/shm and /tmp. Every step execs, so the
-# caller's $! is COMMAND's pid.
+# TMP are not "-", its own /dev/shm and /tmp (with the folders of
+# keep_under_tmp bound into it first, so that they stay where they were).
+# Every step execs, so the caller's $! is COMMAND's pid.
 in_host() {
-    local ns=$1 host=$2 shm=$3 tmp=$4
+    local ns=$1 host=$2 shm=$3 tmp=$4 keep=
     shift 4
+    [ "$tmp" = - ] || keep=$(keep_under_tmp)
     # nsenter rather than ip netns exec: that one mounts a /sys of the
     # namespace's own, without /sys/fs/cgroup, and slurmd will not start
     # without it (even with no cgroup plugin configured).
@@ -215,11 +233,18 @@ in_host() {
         sh -c 'set -e
                mount --bind "$1" /etc/hosts
                [ "$3" = - ] || mount --bind "$3" /dev/shm
-               [ "$4" = - ] || mount --bind "$4" /tmp
+               if [ "$4" != - ]; then
+                   echo "$5" | while read -r k; do
+                       [ -n "$k" ] || continue
+                       mkdir -p "$4/${k#/tmp/}"
+                       mount --bind "$k" "$4/${k#/tmp/}"
+                   done
+                   mount --rbind "$4" /tmp
+               fi
                hostname "$2"
-               shift 4
+               shift 5
                exec "$@"' \
-        in-host "$dir/hosts" "$host" "$shm" "$tmp" "$@"
+        in-host "$dir/hosts" "$host" "$shm" "$tmp" "$keep" "$@"
 }
 
 start_munge() {
@@ -367,8 +392,8 @@ case "$cmd" in
             exit 77
         fi
         case "$dir/" in
-            /tmp/* | /dev/shm/*)
-                echo "cluster: $dir lies under /tmp or /dev/shm, which each node replaces"
+            /dev/shm/*)
+                echo "cluster: $dir lies under /dev/shm, which each node replaces"
                 exit 2
                 ;;
         esac

@@ -30,9 +30,9 @@ if [ ! -x "$build/orte/tools/mcarun/mcarun" ]; then
     exit 1
 fi
 case "$build/" in
-    /tmp/* | /dev/shm/*)
-        # Each node has a /tmp of its own: the programs would not be there.
-        echo "skipped: the build tree $build lies under /tmp or /dev/shm, which each node replaces"
+    /dev/shm/*)
+        # Each node has a /dev/shm of its own: the programs would not be there.
+        echo "skipped: the build tree $build lies under /dev/shm, which each node replaces"
         exit 77
         ;;
 esac
@@ -46,6 +46,12 @@ tl_timeout=180
 # allocations until exit in plugins it unloads at PMIx_Finalize (as in
 # test/orte/orte_ess_pmix_test.c). Every other check still applies.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+# Each node has a /tmp of its own; the build and source trees stay visible
+# there (cluster.sh binds them in when they lie under /tmp). The ranks'
+# session directories go to their node's /tmp, not to a TMPDIR they would
+# share.
+export OPAL_SLURM_KEEP=$build:$SRCDIR
+unset TMPDIR
 cluster=$build/test/slurm/cluster.$$
 mkdir -p "$build/test/slurm"
 
