@@ -10,12 +10,9 @@ opal_deps_packages="build-essential autoconf automake libtool pkg-config libltdl
  librdmacm-dev valgrind clang libpmix-dev openmpi-bin libopenmpi-dev
  libfuzzer-14-dev $opal_slurm_packages"
 
-# opal_install_deps [PACKAGE...]: installs those of the packages (by default
-# $opal_deps_packages) that are missing.
 opal_install_deps() {
     local missing=() pkg
-    [ $# -gt 0 ] || set -- $opal_deps_packages
-    for pkg in "$@"; do
+    for pkg in $opal_deps_packages; do
         if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
             missing+=("$pkg")
         fi

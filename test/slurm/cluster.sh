@@ -105,8 +105,8 @@ install_missing() {
     say "missing: $missing; installing"
     # shellcheck source=../../contrib/opal-deps.sh
     . "$here/../../contrib/opal-deps.sh"
-    # shellcheck disable=SC2086,SC2154 # a list of names, from opal-deps.sh
-    opal_install_deps $opal_slurm_packages >&2 || return 1
+    # shellcheck disable=SC2154 # set by opal-deps.sh
+    opal_deps_packages=$opal_slurm_packages opal_install_deps >&2 || return 1
     PATH=$PATH:/usr/sbin
     missing=$(missing_programs)
     [ -z "$missing" ] || { say "still missing after installing: $missing"; return 1; }
