@@ -312,6 +312,12 @@ alive() {
 
 run_login() {
     (
+        # Run from inside another Slurm job or PMIx launcher (a CI runner
+        # that is one), its variables would point srun at that job.
+        local v
+        for v in $(compgen -e | grep -E '^(SLURM|PMIX)_'); do
+            unset "$v"
+        done
         export SLURM_CONF=$dir/slurm.conf
         in_host "$(state_netns ctl)" slurmctl - - "$@"
     )
