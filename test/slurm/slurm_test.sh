@@ -54,6 +54,17 @@ export OPAL_SLURM_KEEP=$build:$SRCDIR
 unset TMPDIR
 cluster=$build/test/slurm/cluster.$$
 mkdir -p "$build/test/slurm"
+# A run killed with SIGKILL (no trap runs) leaves its cluster: stop those
+# whose test is gone (cluster.<pid of the test>).
+for stale in "$build"/test/slurm/cluster.*/cluster.state; do
+    [ -e "$stale" ] || continue
+    stale=$(dirname "$stale")
+    owner=${stale##*.}
+    kill -0 "$owner" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$owner/stat" 2>/dev/null)" != Z ] &&
+        continue
+    echo "    stopping the cluster a killed run left in $stale"
+    bash "$here/cluster.sh" stop "$stale" 2>&1 | sed 's/^/    | /'
+done
 
 start=$SECONDS
 why=$(bash "$here/cluster.sh" start "$cluster" 2>&1)
