@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "opal/class/opal_free_list.h"
 #include "opal/class/opal_hash_table.h"
@@ -76,6 +77,7 @@ typedef enum {
     MCA_BTL_VERBS_WR_RDMA,
     MCA_BTL_VERBS_WR_CREDITS, /* a credit-only message (the endpoint's) */
     MCA_BTL_VERBS_WR_INLINE,  /* a sendi sent inline (the endpoint's) */
+    MCA_BTL_VERBS_WR_PROBE,   /* a liveness probe (the endpoint's) */
 } mca_btl_verbs_wr_kind_t;
 
 struct mca_btl_verbs_module_t;
@@ -135,6 +137,15 @@ typedef struct mca_btl_base_endpoint_t {
      * points at (they have no descriptor of their own). */
     mca_btl_verbs_wr_kind_t credit_kind;
     mca_btl_verbs_wr_kind_t inline_kind;
+    mca_btl_verbs_wr_kind_t probe_kind;
+    /* Out of credits, a sender cannot tell a slow peer from a dead one:
+     * a zero-length RDMA write needs the peer's QP to acknowledge it, so
+     * it completes in error (retries exceeded) once the peer is gone.
+     * One in flight at most, one per second at most. */
+    bool probe_posted;
+    uint64_t probe_next_ns;
+    /* The peer's pid when it runs on this node (liveness checks), else 0. */
+    pid_t pid;
 } mca_btl_verbs_endpoint_t;
 
 /* Registered memory as peers see it (no pointers). */
@@ -187,6 +198,10 @@ typedef struct mca_btl_verbs_module_t {
     size_t rdma_posted;
     /* Every peer's QP was tried once (the first add_procs). */
     bool connected_all;
+    /* Liveness of the peers on this node: checked every so often from
+     * progress and when a peer has no credits left (see liveness_check). */
+    unsigned progress_calls;
+    uint64_t next_liveness_ns;
 
     opal_free_list_t send_frags;
     opal_free_list_t recv_frags;
@@ -260,6 +275,12 @@ void mca_btl_verbs_peer_failed(mca_btl_verbs_module_t *module, mca_btl_verbs_end
                                const char *what);
 
 const char *mca_btl_verbs_peer_name(const mca_btl_verbs_endpoint_t *ep);
+
+/* Reports the peers on this node whose process is gone (at most every
+ * 100 ms unless force). A dead peer's QP does not always fail the
+ * sends to it: rxe (soft-RoCE) retransmits to a destroyed QP of the same
+ * device without end, so a sender out of credits would wait forever. */
+void mca_btl_verbs_liveness_check(mca_btl_verbs_module_t *module, bool force);
 
 /* Sends and receives (btl_verbs_send.c). */
 int mca_btl_verbs_recv_post(mca_btl_verbs_module_t *module, size_t count);

@@ -21,7 +21,7 @@
 int mca_btl_verbs_modex_pack(const mca_btl_verbs_modex_t *m, const uint32_t *qpn_array, void **blob,
                              size_t *size)
 {
-    size_t n = 4 + 2 + 1 + 1 + 1 + 2 + 16 + 4 + 4 + (size_t) m->count * 4;
+    size_t n = 4 + 2 + 1 + 1 + 1 + 2 + 16 + 4 + 4 + 4 + (size_t) m->count * 4;
     uint8_t *buf = malloc(n);
     if (NULL == buf) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -36,6 +36,7 @@ int mca_btl_verbs_modex_pack(const mca_btl_verbs_modex_t *m, const uint32_t *qpn
     opal_cursor_put_u16(&c, m->lid);
     opal_cursor_put_bytes(&c, m->gid, 16);
     opal_cursor_put_u32(&c, m->psn);
+    opal_cursor_put_u32(&c, m->pid);
     opal_cursor_put_u32(&c, m->count);
     for (uint32_t i = 0; i < m->count; ++i) {
         opal_cursor_put_u32(&c, qpn_array[i]);
@@ -122,6 +123,7 @@ int mca_btl_verbs_modex_unpack(const void *blob, size_t size, uint32_t owner, ui
     m->lid = opal_cursor_get_u16(&c);
     opal_cursor_get_bytes(&c, m->gid, 16);
     m->psn = opal_cursor_get_u32(&c);
+    m->pid = opal_cursor_get_u32(&c);
     m->count = opal_cursor_get_u32(&c);
     if (!opal_cursor_ok(&c)) {
         return refuse(why, why_size, "address record of %zu bytes is cut short", size);
@@ -135,6 +137,9 @@ int mca_btl_verbs_modex_unpack(const void *blob, size_t size, uint32_t owner, ui
     }
     if (m->psn > QPN_MASK) {
         return refuse(why, why_size, "PSN 0x%x has more than 24 bits", (unsigned) m->psn);
+    }
+    if (0 == m->pid || m->pid > INT32_MAX) {
+        return refuse(why, why_size, "pid %u is not a process id", (unsigned) m->pid);
     }
     if (m->count != job_size) {
         return refuse(why, why_size, "%u queue pair numbers for a job of %u ranks",

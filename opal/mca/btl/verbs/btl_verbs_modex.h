@@ -7,12 +7,11 @@
  *   u32 magic "VRBS", u16 version, u8 kind
  *   kind 1 (address):
  *     u8 link layer (1 InfiniBand, 2 Ethernet), u8 active MTU (1..5, the
- *     IBV_MTU_* enum), u16 LID, 16 bytes GID, u32 PSN (24 bits),
- *     u32 count (the job's size), count x u32 QPN (24 bits; the one at
- *     the publisher's own rank is 0, every other is not)
- *   kind 0 (declined):
- *     u32 length, the reason's bytes (no NUL): peers say why instead of
- *     waiting for an address that will not come
+ *     IBV_MTU_* enum), u16 LID, 16 bytes GID, u32 PSN (24 bits), u32
+ *     pid (peers on the same node check that it still runs), u32 count (the job's size), count x
+ * u32 QPN (24 bits; the one at the publisher's own rank is 0, every other is not) kind 0
+ * (declined): u32 length, the reason's bytes (no NUL): peers say why instead of waiting for an
+ * address that will not come
  *
  * Free of rdma-core types so that the fuzz target builds everywhere.
  */
@@ -40,6 +39,7 @@ typedef struct mca_btl_verbs_modex_t {
     uint16_t lid;
     uint8_t gid[16];
     uint32_t psn;
+    uint32_t pid;
     uint32_t count;
     /* Points into the decoded buffer (count entries, little-endian). */
     const uint8_t *qpns;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "opal/mca/btl/verbs/btl_verbs.h"
@@ -137,6 +138,25 @@ static void module_failed(mca_btl_verbs_module_t *module, const char *what)
         module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL, info);
     } else {
         opal_output(0, "%s", info);
+    }
+}
+
+void mca_btl_verbs_liveness_check(mca_btl_verbs_module_t *module, bool force)
+{
+    uint64_t now = opal_timer_ns();
+    if (!force && now < module->next_liveness_ns) {
+        return;
+    }
+    module->next_liveness_ns = now + 100000000u;
+    for (uint32_t r = 0; r < module->job_size; ++r) {
+        mca_btl_verbs_endpoint_t *ep = module->endpoints[r];
+        if (NULL != ep && 0 != ep->pid && MCA_BTL_VERBS_EP_READY == ep->state &&
+            0 != kill(ep->pid, 0) && ESRCH == errno) {
+            char what[96];
+            snprintf(what, sizeof(what), "its process (pid %d on this node) is gone",
+                     (int) ep->pid);
+            mca_btl_verbs_peer_failed(module, ep, what);
+        }
     }
 }
 
@@ -285,6 +305,15 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
     }
     ep->state = MCA_BTL_VERBS_EP_READY;
     ep->send_credits = module->credits;
+    /* Messages from the peer name it, whether or not it was added. */
+    opal_proc_t *proc = NULL;
+    if (NULL == ep->proc && OPAL_SUCCESS == opal_proc_for_rank(ep->rank, &proc)) {
+        OBJ_RETAIN(proc);
+        ep->proc = proc;
+    }
+    if (NULL != ep->proc && 0 != (ep->proc->proc_locality & OPAL_PROC_ON_NODE)) {
+        ep->pid = (pid_t) peer.pid;
+    }
     opal_output_verbose(20, mca_btl_base_output, "verbs: QP 0x%x to rank %u (its QP 0x%x) is up",
                         ep->qp->qp_num, ep->rank, mca_btl_verbs_modex_qpn(&peer, module->my_rank));
     rc = OPAL_SUCCESS;
@@ -327,10 +356,6 @@ int mca_btl_verbs_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
         mca_btl_verbs_endpoint_t *ep = module->endpoints[rank];
         if (OPAL_SUCCESS != mca_btl_verbs_endpoint_connect(module, ep, lookup_timeout(), why)) {
             continue;
-        }
-        if (NULL == ep->proc) {
-            OBJ_RETAIN(procs[i]);
-            ep->proc = procs[i];
         }
         rc = opal_bitmap_set_bit(reachable, (int) i);
         if (OPAL_SUCCESS != rc) {
@@ -375,6 +400,11 @@ int mca_btl_verbs_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
 
 static mca_btl_verbs_endpoint_t *ep_of_kind(mca_btl_verbs_wr_kind_t *kind)
 {
+    if (MCA_BTL_VERBS_WR_PROBE == *kind) {
+        return (
+            mca_btl_verbs_endpoint_t *) (void *) ((char *) kind -
+                                                  offsetof(mca_btl_verbs_endpoint_t, probe_kind));
+    }
     if (MCA_BTL_VERBS_WR_CREDITS == *kind) {
         return (
             mca_btl_verbs_endpoint_t *) (void *) ((char *) kind -
@@ -427,9 +457,14 @@ static void handle_wc(mca_btl_verbs_module_t *module, const struct ibv_wc *wc)
         }
         case MCA_BTL_VERBS_WR_CREDITS:
         case MCA_BTL_VERBS_WR_INLINE:
+        case MCA_BTL_VERBS_WR_PROBE:
             ep = ep_of_kind(kind);
             if (MCA_BTL_VERBS_WR_CREDITS == *kind) {
                 ep->credit_msg_posted = false;
+            } else if (MCA_BTL_VERBS_WR_PROBE == *kind) {
+                ep->probe_posted = false;
+                opal_output_verbose(20, mca_btl_base_output, "verbs: probe of %s: %s",
+                                    mca_btl_verbs_peer_name(ep), ibv_wc_status_str(wc->status));
             }
             ep->sq_posted--;
             module->sq_pending--;
@@ -461,6 +496,9 @@ int mca_btl_verbs_module_progress(mca_btl_verbs_module_t *module)
         if (n < POLL_BATCH) {
             break;
         }
+    }
+    if (OPAL_UNLIKELY(0 == (++module->progress_calls & 1023u))) {
+        mca_btl_verbs_liveness_check(module, false);
     }
     OPAL_THREAD_UNLOCK(&module->lock);
     return events;
@@ -731,6 +769,7 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
     }
     memcpy(module->addr.gid, gid.raw, 16);
     module->addr.psn = random_psn();
+    module->addr.pid = (uint32_t) getpid();
     module->addr.count = module->job_size;
 
     /* One RC QP per peer rank, in RESET until connected. */
@@ -754,6 +793,7 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
         ep->state = MCA_BTL_VERBS_EP_CLOSED;
         ep->credit_kind = MCA_BTL_VERBS_WR_CREDITS;
         ep->inline_kind = MCA_BTL_VERBS_WR_INLINE;
+        ep->probe_kind = MCA_BTL_VERBS_WR_PROBE;
         struct ibv_qp_init_attr qp_attr = {
             .send_cq = module->cq,
             .recv_cq = module->cq,
@@ -842,6 +882,19 @@ static void drain(mca_btl_verbs_module_t *module)
                             "btl/verbs (%s): finalize: %zu sends still in flight after %u ms",
                             module->transport, module->sq_pending,
                             mca_btl_verbs_component.finalize_timeout_ms);
+        /* What is left goes back with errors: a QP in the error state
+         * flushes its work requests. */
+        for (uint32_t r = 0; r < module->job_size; ++r) {
+            mca_btl_verbs_endpoint_t *ep = module->endpoints[r];
+            if (NULL != ep && ep->sq_posted > 0) {
+                struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+                (void) ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE);
+            }
+        }
+        deadline = opal_timer_ns() + 1000000000u;
+        while (module->sq_pending > 0 && opal_timer_ns() < deadline) {
+            (void) mca_btl_verbs_module_progress(module);
+        }
     }
 }
 

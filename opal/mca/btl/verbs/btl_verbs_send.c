@@ -13,6 +13,7 @@
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_timer.h"
 
 /* ------------------------------------------------------------- receive */
 
@@ -156,6 +157,31 @@ void mca_btl_verbs_credits_check(mca_btl_verbs_module_t *module, mca_btl_verbs_e
     module->sq_pending++;
 }
 
+/* Posts a liveness probe to ep (see probe_posted in btl_verbs.h). */
+static void probe(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep)
+{
+    uint64_t now = opal_timer_ns();
+    if (ep->probe_posted || now < ep->probe_next_ns || !sq_room(module, ep)) {
+        return;
+    }
+    struct ibv_send_wr wr = {
+        .wr_id = (uintptr_t) &ep->probe_kind,
+        .num_sge = 0,
+        .opcode = IBV_WR_RDMA_WRITE,
+        .send_flags = IBV_SEND_SIGNALED,
+    };
+    struct ibv_send_wr *bad = NULL;
+    int err = ibv_post_send(ep->qp, &wr, &bad);
+    opal_output_verbose(20, mca_btl_base_output, "verbs: out of credits to %s: probe %s",
+                        mca_btl_verbs_peer_name(ep), 0 == err ? "posted" : strerror(err));
+    if (0 == err) {
+        ep->probe_posted = true;
+        ep->probe_next_ns = now + 1000000000u;
+        ep->sq_posted++;
+        module->sq_pending++;
+    }
+}
+
 /* ---------------------------------------------------------- descriptors */
 
 static mca_btl_verbs_frag_t *frag_get(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
@@ -248,7 +274,12 @@ static int can_send(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep
             return OPAL_ERR_UNREACH;
         }
     }
-    if (0 == ep->send_credits || !sq_room(module, ep)) {
+    if (0 == ep->send_credits) {
+        probe(module, ep);
+        mca_btl_verbs_liveness_check(module, false);
+        return MCA_BTL_VERBS_EP_FAILED == ep->state ? OPAL_ERR_UNREACH : OPAL_ERR_RESOURCE_BUSY;
+    }
+    if (!sq_room(module, ep)) {
         return OPAL_ERR_RESOURCE_BUSY;
     }
     return OPAL_SUCCESS;
