@@ -9,13 +9,13 @@
  * and one RC queue pair per peer rank. Every QP is created at init (in
  * RESET) and its number published in the modex (btl_verbs_modex.h), so
  * the two ends of a connection know each other's QPN, PSN, GID and LID
- * without a handshake: whoever adds the peer first brings its own QP
- * through INIT, RTR and RTS from the peer's record, and the other does
- * the same when it adds this process (or, when it never does, when its
- * progress finds the QP that receives from us still down: see
- * connect_pending). A packet that reaches a QP not yet in RTR is dropped
- * and retransmitted by the sender's RC transport, so both sides starting
- * at once needs no ordering between them.
+ * without a handshake: each side brings its own QP through INIT, RTR and
+ * RTS from the peer's record. The first add_procs does it for every rank
+ * that published one (a peer that never adds this process may still send
+ * to it, so its QP here must be up), a first send to a peer not yet
+ * connected does it then. A packet that reaches a QP not yet in RTR is
+ * dropped and retransmitted by the sender's RC transport, so both sides
+ * starting at once needs no ordering between them.
  *
  * Active messages are IBV_WR_SEND_WITH_IMM: the payload is the message,
  * the immediate data carries the tag (bits 0-7) and credits given back
