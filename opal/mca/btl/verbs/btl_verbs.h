@@ -146,6 +146,10 @@ typedef struct mca_btl_base_endpoint_t {
     uint64_t probe_next_ns;
     /* The peer's pid when it runs on this node (liveness checks), else 0. */
     pid_t pid;
+    /* Its record was read and refused (declined, malformed, another
+     * subnet): why, for add_procs; it is not looked for again. */
+    bool refused;
+    char refused_why[MCA_BTL_BASE_REASON_MAX];
 } mca_btl_verbs_endpoint_t;
 
 /* Registered memory as peers see it (no pointers). */
@@ -198,6 +202,12 @@ typedef struct mca_btl_verbs_module_t {
     size_t rdma_posted;
     /* Every peer's QP was tried once (the first add_procs). */
     bool connected_all;
+    /* Endpoints still CLOSED and not refused: a peer may send to this
+     * process before this process adds it, so until none is left a timer
+     * (and progress) polls the modex for their records every 100 ms. */
+    unsigned closed_count;
+    int connect_timer_fd;
+    uint64_t next_connect_ns;
     /* Liveness of the peers on this node: checked every so often from
      * progress and when a peer has no credits left (see liveness_check). */
     unsigned progress_calls;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <signal.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "opal/mca/btl/verbs/btl_verbs.h"
@@ -241,6 +242,14 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
         reason(why, "rank %u failed earlier", ep->rank);
         return OPAL_ERR_UNREACH;
     }
+    if (ep->refused) {
+        reason(why, "%s", ep->refused_why);
+        return OPAL_ERR_UNREACH;
+    }
+    mca_btl_base_reason_t local;
+    if (NULL == why) {
+        why = &local;
+    }
     void *blob = NULL;
     size_t size = 0;
     int rc = opal_modex_recv(ep->rank, MCA_BTL_VERBS_MODEX_KEY, &blob, &size, wait_ns);
@@ -318,8 +327,74 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
                         ep->qp->qp_num, ep->rank, mca_btl_verbs_modex_qpn(&peer, module->my_rank));
     rc = OPAL_SUCCESS;
 out:
+    if (OPAL_SUCCESS != rc && MCA_BTL_VERBS_EP_CLOSED == ep->state) {
+        /* The record was there and is refused: so it stays. */
+        ep->refused = true;
+        snprintf(ep->refused_why, sizeof(ep->refused_why), "%s", why->text);
+    }
     free(blob);
     return rc;
+}
+
+/* Looks (without waiting) for the records of peers not connected yet and
+ * brings their QPs up; once none is left, the timer goes. */
+static void connect_pending(mca_btl_verbs_module_t *module)
+{
+    unsigned left = 0;
+    module->next_connect_ns = opal_timer_ns() + 100000000u;
+    for (uint32_t r = 0; r < module->job_size; ++r) {
+        mca_btl_verbs_endpoint_t *ep = module->endpoints[r];
+        if (NULL == ep || MCA_BTL_VERBS_EP_CLOSED != ep->state || ep->refused) {
+            continue;
+        }
+        mca_btl_base_reason_t why;
+        if (OPAL_SUCCESS != mca_btl_verbs_endpoint_connect(module, ep, 0, &why) &&
+            MCA_BTL_VERBS_EP_CLOSED == ep->state && !ep->refused) {
+            ++left;
+        }
+    }
+    module->closed_count = left;
+    if (0 == left && module->connect_timer_fd >= 0) {
+        (void) opal_progress_fd_unregister(module->connect_timer_fd);
+        close(module->connect_timer_fd);
+        module->connect_timer_fd = -1;
+    }
+}
+
+static int connect_timer_ready(int fd, uint32_t epoll_events, void *context)
+{
+    (void) epoll_events;
+    mca_btl_verbs_module_t *module = context;
+    uint64_t expirations;
+    ssize_t n = read(fd, &expirations, sizeof(expirations));
+    (void) n;
+    OPAL_THREAD_LOCK(&module->lock);
+    connect_pending(module);
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return 0;
+}
+
+/* A 100 ms timer for connect_pending while peers are not connected. */
+static int connect_timer_open(mca_btl_verbs_module_t *module)
+{
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (fd < 0) {
+        return OPAL_ERR_IN_ERRNO;
+    }
+    struct itimerspec spec = {.it_interval = {.tv_sec = 0, .tv_nsec = 100000000},
+                              .it_value = {.tv_sec = 0, .tv_nsec = 100000000}};
+    int rc = OPAL_SUCCESS;
+    if (0 != timerfd_settime(fd, 0, &spec, NULL)) {
+        rc = OPAL_ERR_IN_ERRNO;
+    } else {
+        rc = opal_progress_fd_register(fd, connect_timer_ready, module);
+    }
+    if (OPAL_SUCCESS != rc) {
+        close(fd);
+        return rc;
+    }
+    module->connect_timer_fd = fd;
+    return OPAL_SUCCESS;
 }
 
 /* ---------------------------------------------------------- add / del */
@@ -500,6 +575,10 @@ int mca_btl_verbs_module_progress(mca_btl_verbs_module_t *module)
     if (OPAL_UNLIKELY(0 == (++module->progress_calls & 1023u))) {
         mca_btl_verbs_liveness_check(module, false);
     }
+    if (OPAL_UNLIKELY(module->connect_timer_fd >= 0) &&
+        opal_timer_ns() >= module->next_connect_ns) {
+        connect_pending(module);
+    }
     OPAL_THREAD_UNLOCK(&module->lock);
     return events;
 }
@@ -633,6 +712,7 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
     module->port_attr = *port_attr;
     module->channel_fd = -1;
     module->async_fd = -1;
+    module->connect_timer_fd = -1;
     snprintf(module->dev_name, sizeof(module->dev_name), "%s", ibv_get_device_name(ctx->device));
     snprintf(module->transport, sizeof(module->transport), "%s:%u", module->dev_name,
              (unsigned) port);
@@ -835,6 +915,12 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
         FAIL(rc, "cannot watch the device's events: %s", opal_strerror(rc));
     }
     module->async_fd = ctx->async_fd;
+    if (module->job_size > 1 && NULL != job) {
+        rc = connect_timer_open(module);
+        if (OPAL_SUCCESS != rc) {
+            FAIL(rc, "cannot start the connection timer: %s", opal_strerror(rc));
+        }
+    }
     *out = module;
     return OPAL_SUCCESS;
 fail:
@@ -909,6 +995,11 @@ int mca_btl_verbs_finalize(mca_btl_base_module_t *btl)
     if (module->async_fd >= 0) {
         (void) opal_progress_fd_unregister(module->async_fd);
         module->async_fd = -1;
+    }
+    if (module->connect_timer_fd >= 0) {
+        (void) opal_progress_fd_unregister(module->connect_timer_fd);
+        close(module->connect_timer_fd);
+        module->connect_timer_fd = -1;
     }
     if (NULL != module->cq) {
         drain(module);
