@@ -12,8 +12,9 @@
  * without a handshake: each side brings its own QP through INIT, RTR and
  * RTS from the peer's record. The first add_procs does it for every rank
  * that published one (a peer that never adds this process may still send
- * to it, so its QP here must be up), a first send to a peer not yet
- * connected does it then. A packet that reaches a QP not yet in RTR is
+ * to it, so its QP here must be up), a 100 ms timer polls the modex for
+ * the records still missing (connect_pending), and a first send to a
+ * peer not yet connected does it then. A packet that reaches a QP not yet in RTR is
  * dropped and retransmitted by the sender's RC transport, so both sides
  * starting at once needs no ordering between them.
  *
