@@ -280,6 +280,14 @@ int mca_btl_verbs_module_progress(mca_btl_verbs_module_t *module);
 int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
                                    int64_t wait_ns, mca_btl_base_reason_t *why);
 
+/* Looks (without waiting) for the records of peers not connected yet and
+ * brings their QPs up; closes the connection timer once none is left. */
+void mca_btl_verbs_connect_pending(mca_btl_verbs_module_t *module);
+
+/* Starts the 100 ms timer that calls connect_pending from
+ * opal_progress_wait (module->connect_timer_fd). */
+int mca_btl_verbs_connect_timer_open(mca_btl_verbs_module_t *module);
+
 /* The peer is gone or its QP broke: marks ep failed, reports it once to
  * the error callback with what. */
 void mca_btl_verbs_peer_failed(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
