@@ -10,8 +10,8 @@
 # 3. Smoke tests: ibv_rc_pingpong between two processes over rxe0 (verbs
 #    alone), and libfabric's fi_pingpong over verbs;ofi_rxm, 64 B (eager)
 #    and 1 MiB (rendezvous, an RDMA read).
-# 4. The test commands of the list files (default: verbs-tests.list beside
-#    this script), each in BUILD-DIR with a time limit. A command whose
+# 4. The test commands of the list files (default: verbs-tests.list, then
+#    verbs-btl.list, beside this script), each in BUILD-DIR with a time limit. A command whose
 #    build-tree programs are not built is skipped and said to be.
 #
 # Options:
@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ $default_list = yes ] && lists=("$here/verbs-tests.list")
+[ $default_list = yes ] && lists=("$here/verbs-tests.list" "$here/verbs-btl.list")
 
 # shellcheck source=../test-list.sh
 . "$here/../test-list.sh"
@@ -146,6 +146,8 @@ done
 # and help files, and the selection under test.
 tl_build_env "$build"
 export VERBS_MCA="--mca btl self,ofi --mca ofi_provider_include verbs;ofi_rxm"
+# btl/verbs's lists name the btls themselves.
+export VERBS_MCA_PROV="--mca ofi_provider_include verbs;ofi_rxm"
 export EXPECT=$here/../../test/btl/netns/expect-send-over.sh
 # The rank program's own deadline for each wait, under the jobs' --timeout
 # (everything is slow under emulation).
