@@ -1,5 +1,5 @@
 /*
- * The rpc framework (no component yet: the tree shapes come later), its
+ * The rpc framework (its components are the tree shapes, rpc_tree.h), its
  * variables, and the engine's init / finalize over a na class.
  */
 #include "opal/opal_config.h"
@@ -9,6 +9,7 @@
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/na/base/base.h"
+#include "opal/mca/rpc/base/rpc_base_group.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
@@ -54,7 +55,7 @@ static int rpc_base_register(mca_base_register_flag_t flags)
             return index;
         }
     }
-    return OPAL_SUCCESS;
+    return opal_rpc_base_tree_register();
 }
 
 MCA_BASE_FRAMEWORK_DECLARE(opal, rpc, "Remote procedure calls (DAOS CaRT's engine)",
