@@ -147,6 +147,16 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
                             opal_strerror(rc));
     }
     e->refcount = 1;
+    /* Collective RPC's protocol, the group registry and, in a job, this
+     * rank's URI in the modex (rpc_group.h). */
+    rc = opal_rpc_base_corpc_init();
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_base_group_init();
+    }
+    if (OPAL_SUCCESS != rc) {
+        (void) opal_rpc_finalize();
+        return rc;
+    }
     return OPAL_SUCCESS;
 out_close:
     (void) mca_base_framework_close(&opal_rpc_base_framework);
@@ -169,6 +179,8 @@ int opal_rpc_finalize(void)
             return OPAL_ERR_RESOURCE_BUSY;
         }
     }
+    opal_rpc_base_group_fini();
+    opal_rpc_base_corpc_fini();
     if (e->sched_open) {
         (void) opal_sched_finalize();
         e->sched_open = false;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/rpc/base/rpc_base_group.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/mca/rpc/rpc_tree.h"
 #include "opal/util/opal_error.h"

@@ -1,0 +1,136 @@
+/*
+ * Groups and collective RPC inside mcarun jobs (the rank program is
+ * rpc_group_rank): for each tree shape and several k, groups of 1 to 8
+ * ranks (oversubscribed) run corpcs over the primary group and a
+ * subgroup whose aggregates must be exact (sum and list of the ranks),
+ * with excluded ranks skipped; and a member killed with SIGKILL is
+ * reported failed while the root completes, then skipped once marked
+ * dead. The ranks talk over na/btl (and once over na/ofi's tcp).
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test/orte/mcarun_test_support.h"
+#include "test/support/opal_test.h"
+
+static void run_job(const char *info, const char *tree, const char *k, int np, bool kill)
+{
+    static char prog[4096], count[16];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_group_rank"));
+    snprintf(count, sizeof(count), "%d", np);
+    const char *args[] = {
+        "-np", count, "--oversubscribe",    "--timeout", "240", "--enable-recovery", prog, info,
+        tree,  k,     kill ? "kill" : NULL, NULL};
+    if (!kill) {
+        /* Without a death, a failing rank must stop the job. */
+        args[5] = prog;
+        args[6] = info;
+        args[7] = tree;
+        args[8] = k;
+        args[9] = NULL;
+    }
+    mcarun_run_t run;
+    mcarun_test_set_run_limit(300);
+    mcarun_test_mcarun(&run, NULL, args);
+    int survivors = kill && np > 1 ? np - 1 : np;
+    bool ok = mcarun_test_count(run.out, " ok\n") == survivors &&
+              0 == mcarun_test_count(run.out, "FAILED");
+    if (!ok || (!kill && 0 != run.status)) {
+        mcarun_test_dump(&run);
+    }
+    ck_assert_msg(ok, "%s k=%s np=%d%s: %d of %d ranks ok", tree, k, np, kill ? " kill" : "",
+                  mcarun_test_count(run.out, " ok\n"), survivors);
+    if (!kill) {
+        ck_assert_int_eq(run.status, 0);
+    } else if (np > 1) {
+        /* The root saw the dead rank in the aggregate's failed list. */
+        ck_assert_int_eq(mcarun_test_count(run.out, "root: every rank: "), 1);
+        ck_assert_ptr_nonnull(strstr(run.out, ", 1 failed\n"));
+        ck_assert_int_ne(run.status, 0);
+    }
+    mcarun_test_run_free(&run);
+}
+
+static void sizes(const char *tree, const char *k)
+{
+    static const int nps[] = {1, 2, 3, 5, 8};
+    for (size_t i = 0; i < sizeof(nps) / sizeof(nps[0]); ++i) {
+        run_job("btl", tree, k, nps[i], false);
+    }
+}
+
+START_TEST(corpc_over_a_flat_tree_aggregates_every_rank_exactly)
+{
+    sizes("flat", "2");
+}
+END_TEST
+
+START_TEST(corpc_over_a_binary_kary_tree_aggregates_every_rank_exactly)
+{
+    sizes("kary", "2");
+}
+END_TEST
+
+START_TEST(corpc_over_a_ternary_kary_tree_aggregates_every_rank_exactly)
+{
+    sizes("kary", "3");
+}
+END_TEST
+
+START_TEST(corpc_over_a_binomial_tree_aggregates_every_rank_exactly)
+{
+    sizes("knomial", "2");
+}
+END_TEST
+
+START_TEST(corpc_over_a_radix_4_knomial_tree_aggregates_every_rank_exactly)
+{
+    sizes("knomial", "4");
+}
+END_TEST
+
+START_TEST(a_killed_member_is_reported_failed_over_a_flat_tree)
+{
+    run_job("btl", "flat", "2", 4, true);
+}
+END_TEST
+
+START_TEST(a_killed_member_is_reported_failed_over_a_kary_tree)
+{
+    run_job("btl", "kary", "2", 5, true);
+}
+END_TEST
+
+START_TEST(a_killed_member_is_reported_failed_over_a_knomial_tree)
+{
+    run_job("btl", "knomial", "2", 5, true);
+}
+END_TEST
+
+START_TEST(corpc_runs_over_na_ofi_tcp_too)
+{
+    if (!mcarun_test_component_built("na", "ofi", RPC_TEST_PLUGIN_DIRS)) {
+        return;
+    }
+    run_job("ofi+tcp://127.0.0.1", "knomial", "3", 8, false);
+}
+END_TEST
+
+int main(void)
+{
+    setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
+    Suite *s = suite_create("rpc_group");
+    OPAL_TEST_ADD(s, corpc_over_a_flat_tree_aggregates_every_rank_exactly);
+    OPAL_TEST_ADD(s, corpc_over_a_binary_kary_tree_aggregates_every_rank_exactly);
+    OPAL_TEST_ADD(s, corpc_over_a_ternary_kary_tree_aggregates_every_rank_exactly);
+    OPAL_TEST_ADD(s, corpc_over_a_binomial_tree_aggregates_every_rank_exactly);
+    OPAL_TEST_ADD(s, corpc_over_a_radix_4_knomial_tree_aggregates_every_rank_exactly);
+    OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_flat_tree);
+    OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_kary_tree);
+    OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_knomial_tree);
+    OPAL_TEST_ADD(s, corpc_runs_over_na_ofi_tcp_too);
+    return opal_test_run(s);
+}
