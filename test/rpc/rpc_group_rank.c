@@ -1,7 +1,7 @@
 /*
  * A rank of an mcarun job for rpc_group_test: groups and collective RPC.
  *
- *   rpc_group_rank <na info> <tree> <k> [kill]
+ *   rpc_group_rank <na info> <tree> <k> [kill | serve=<group file>]
  *
  * Every rank opens the engine (its URI goes to the modex), registers the
  * test protocol and its aggregation, and serves; rank 0 is the root of a
@@ -11,6 +11,9 @@
  * found. With "kill", the last rank dies (SIGKILL) once the job has
  * started: the corpcs report it failed, then it is marked dead and
  * skipped. A last corpc stops the members; each prints "rank N ok".
+ * With "serve=F", rank 0 saves the primary group to F and prints "group
+ * saved"; the ranks serve until a client outside the job (rpc_group_client)
+ * sends each a stop.
  */
 #include "opal/opal_config.h"
 
@@ -27,18 +30,7 @@
 #include "opal/util/opal_error.h"
 #include "orte/runtime/orte_init.h"
 
-#define GROUP_TEST_BASE 0x31
-enum { OP_COLLECT, OP_STOP, OP_COUNT };
-
-#define GROUP_IN_FIELDS(X) X(uint32_t, phase, VAR)
-OPAL_RPC_STRUCT(group_in, GROUP_IN_FIELDS);
-
-#define GROUP_OUT_FIELDS(X)                                                                        \
-    X(uint64_t, sum, VAR)                                                                          \
-    X(uint32_t, count, VAR)                                                                        \
-    X(uint32_t, phase, VAR)                                                                        \
-    X(uint32_t, ranks, ARRAY_VAR)
-OPAL_RPC_STRUCT(group_out, GROUP_OUT_FIELDS);
+#include "test/rpc/rpc_group_proto.h"
 
 static uint32_t me, np;
 static volatile bool stop;
@@ -258,6 +250,7 @@ int main(int argc, char **argv)
         return 2;
     }
     bool kill = argc > 4 && 0 == strcmp(argv[4], "kill");
+    const char *serve = argc > 4 && 0 == strncmp(argv[4], "serve=", 6) ? argv[4] + 6 : NULL;
     if (OPAL_SUCCESS != orte_init(&argc, &argv)) {
         return 2;
     }
@@ -294,7 +287,13 @@ int main(int argc, char **argv)
     if (kill && me == np - 1 && np > 1) {
         raise(SIGKILL);
     }
-    if (0 == me) {
+    if (NULL != serve && 0 == me) {
+        rc = opal_rpc_group_save(g, serve);
+        CHECK(OPAL_SUCCESS == rc, "saving the group to %s: %s", serve, opal_strerror(rc));
+        printf("group saved\n");
+        fflush(stdout);
+    }
+    if (0 == me && NULL == serve) {
         root(ctx, g, argv[2], (uint32_t) atoi(argv[3]), kill && np > 1);
     } else {
         time_t deadline = time(NULL) + 300;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test/orte/mcarun_test_support.h"
 #include "test/support/opal_test.h"
@@ -119,6 +120,58 @@ START_TEST(corpc_runs_over_na_ofi_tcp_too)
 }
 END_TEST
 
+/* A rank saves the group to a file; a client started alone attaches from
+ * it and sends each rank a request by (group, rank, context); once the
+ * job is gone, the same file is refused as stale. */
+START_TEST(a_client_outside_the_job_attaches_from_the_group_file)
+{
+    if (!mcarun_test_component_built("na", "ofi", RPC_TEST_PLUGIN_DIRS)) {
+        return;
+    }
+    static char prog[4096], client[4096], serve[512], file[256], command[8192];
+    snprintf(file, sizeof(file), "/tmp/rpc_group_test_%d.grp", (int) getpid());
+    unlink(file);
+    snprintf(serve, sizeof(serve), "serve=%s", file);
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_group_rank"));
+    snprintf(client, sizeof(client), "%s", mcarun_test_build_path("test/rpc/rpc_group_client"));
+    const char *info = "ofi+tcp://127.0.0.1";
+    const char *args[] = {
+        "-np", "3", "--oversubscribe", "--timeout", "120", prog, info, "knomial", "2", serve, NULL};
+    mcarun_run_t run;
+    mcarun_test_start(&run, NULL, args);
+    bool saved = mcarun_test_wait_for(&run, "group saved\n", 1);
+    char out[4096] = "";
+    int status = -1;
+    if (saved) {
+        snprintf(command, sizeof(command), "%s '%s' %s 2>&1", client, info, file);
+        FILE *p = popen(command, "r");
+        ck_assert_ptr_nonnull(p);
+        size_t len = fread(out, 1, sizeof(out) - 1, p);
+        out[len] = '\0';
+        status = pclose(p);
+    }
+    mcarun_test_finish(&run);
+    if (!saved || 0 != status || 0 != run.status) {
+        mcarun_test_dump(&run);
+        fprintf(stderr, "client: %s\n", out);
+    }
+    ck_assert_msg(saved, "no rank saved the group file");
+    ck_assert_msg(0 == status && NULL != strstr(out, "client ok: 3 ranks\n"), "client: %s", out);
+    ck_assert_int_eq(run.status, 0);
+    ck_assert_int_eq(mcarun_test_count(run.out, " ok\n"), 3);
+    mcarun_test_run_free(&run);
+    /* The job ended: its file names processes that are gone. */
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t len = fread(out, 1, sizeof(out) - 1, p);
+    out[len] = '\0';
+    ck_assert_int_ne(pclose(p), 0);
+    snprintf(command, sizeof(command), "group file %s:6: stale", file);
+    ck_assert_msg(NULL != strstr(out, command), "the stale file was not refused: %s", out);
+    unlink(file);
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
@@ -132,5 +185,6 @@ int main(void)
     OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_kary_tree);
     OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_knomial_tree);
     OPAL_TEST_ADD(s, corpc_runs_over_na_ofi_tcp_too);
+    OPAL_TEST_ADD(s, a_client_outside_the_job_attaches_from_the_group_file);
     return opal_test_run(s);
 }
