@@ -172,6 +172,52 @@ START_TEST(a_client_outside_the_job_attaches_from_the_group_file)
 }
 END_TEST
 
+/* The same under Open MPI's mpirun (the ranks' runtime is ess/pmix): the
+ * primary group is whatever job the PMIx launcher started. */
+static bool have_mpirun(void)
+{
+#if OPAL_HAVE_PMIX
+    return 0 == system("command -v mpirun >/dev/null 2>&1");
+#else
+    return false;
+#endif
+}
+
+static void run_mpirun(const char *tree, const char *k, int np)
+{
+    static char command[16384];
+    snprintf(command, sizeof(command),
+             "timeout -k 5 240 mpirun --oversubscribe --bind-to none -np %d "
+             "-x OPAL_MCA_mca_base_component_path=%s %s btl %s %s 2>&1",
+             np, RPC_TEST_PLUGIN_DIRS, mcarun_test_build_path("test/rpc/rpc_group_rank"), tree, k);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    static char out[1 << 16];
+    size_t len = fread(out, 1, sizeof(out) - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    ck_assert_msg(0 == status && np == mcarun_test_count(out, " ok\n") &&
+                      0 == mcarun_test_count(out, "FAILED"),
+                  "mpirun -np %d %s k=%s exited %d:\n%s", np, tree, k, status, out);
+}
+
+START_TEST(corpc_runs_under_open_mpi_mpirun_through_ess_pmix)
+{
+    if (!have_mpirun()) {
+        printf("skipped: no mpirun, or ess/pmix not built\n");
+        return;
+    }
+    /* Open MPI refuses root unless told twice; harmless otherwise. */
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    run_mpirun("knomial", "2", 1);
+    run_mpirun("knomial", "2", 3);
+    run_mpirun("knomial", "3", 8);
+    run_mpirun("kary", "2", 5);
+    run_mpirun("flat", "2", 4);
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
@@ -186,5 +232,6 @@ int main(void)
     OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_knomial_tree);
     OPAL_TEST_ADD(s, corpc_runs_over_na_ofi_tcp_too);
     OPAL_TEST_ADD(s, a_client_outside_the_job_attaches_from_the_group_file);
+    OPAL_TEST_ADD(s, corpc_runs_under_open_mpi_mpirun_through_ess_pmix);
     return opal_test_run(s);
 }
