@@ -196,9 +196,31 @@ static void run(opal_rpc_context_t *ctx, opal_rpc_group_t *g, bool reversed, uin
     opal_rpc_corpc_free(co);
 }
 
+/* What the root refuses before sending anything, and subgroups refused. */
+static void refusals(opal_rpc_context_t *ctx, opal_rpc_group_t *g)
+{
+    opal_rpc_corpc_t *co = NULL;
+    uint32_t opc = OPAL_RPC_OPCODE(GROUP_TEST_BASE, 1, OP_COLLECT);
+    opal_rpc_corpc_opts_t bad_tree = {.tree = "binary"}, bad_k = {.tree = "kary", .k = 1};
+    uint32_t root_rank = 0, ranks[2] = {0, np};
+    opal_rpc_corpc_opts_t bad_excl = {.excluded = &root_rank, .excluded_count = 1};
+    CHECK(OPAL_ERR_BAD_PARAM == opal_rpc_corpc_create(ctx, g, opc, &bad_tree, &co), "tree");
+    CHECK(OPAL_ERR_BAD_PARAM == opal_rpc_corpc_create(ctx, g, opc, &bad_k, &co), "k = 1");
+    CHECK(OPAL_ERR_BAD_PARAM == opal_rpc_corpc_create(ctx, g, opc, &bad_excl, &co), "root out");
+    CHECK(OPAL_ERR_NOT_FOUND ==
+              opal_rpc_corpc_create(ctx, g, OPAL_RPC_OPCODE(GROUP_TEST_BASE, 1, 9), NULL, &co),
+          "unregistered opcode");
+    opal_rpc_group_t *sub = NULL;
+    CHECK(OPAL_ERR_BAD_PARAM == opal_rpc_group_create("outside", ranks, 2, &sub), "rank np");
+    ranks[1] = 0;
+    CHECK(OPAL_ERR_BAD_PARAM == opal_rpc_group_create("twice", ranks, 2, &sub), "rank twice");
+    CHECK(OPAL_ERR_EXISTS == opal_rpc_group_create("reversed", ranks, 1, &sub), "name in use");
+}
+
 static void root(opal_rpc_context_t *ctx, opal_rpc_group_t *g, const char *tree, uint32_t k,
                  bool kill)
 {
+    refusals(ctx, g);
     bool expect[64], failed[64] = {false};
     uint32_t victim = kill ? np - 1 : UINT32_MAX;
     opal_rpc_corpc_opts_t opts = {.tree = tree, .k = k, .timeout = kill ? 15 : 0};
@@ -212,6 +234,10 @@ static void root(opal_rpc_context_t *ctx, opal_rpc_group_t *g, const char *tree,
         CHECK(OPAL_SUCCESS == opal_rpc_group_member_set_state(g, victim, OPAL_RPC_MEMBER_DEAD),
               "set_state");
         CHECK(opal_rpc_group_version(g) == v + 1, "the version did not increase");
+        /* The subgroup holding it (as its rank 0) sees it dead too. */
+        opal_rpc_member_state_t s = OPAL_RPC_MEMBER_ALIVE;
+        (void) opal_rpc_group_member_state(opal_rpc_group_lookup("reversed"), 0, &s);
+        CHECK(OPAL_RPC_MEMBER_DEAD == s, "the subgroup's member is not dead");
         /* Known dead: skipped without waiting, still reported. */
         opts.timeout = 0;
         run(ctx, g, false, OP_COLLECT, &opts, 2, expect, failed, "dead rank skipped");

@@ -142,7 +142,8 @@ typedef struct opal_rpc_corpc_opts_t {
 
 typedef struct opal_rpc_corpc_t opal_rpc_corpc_t;
 
-/* The root's completion: once, from ctx's progress. status is
+/* The root's completion: once, from ctx's progress (or from
+ * opal_rpc_corpc_send itself when nothing at all could be started). status is
  * OPAL_SUCCESS when every member's output is in the aggregate, or
  * OPAL_ERR_PEER_FAILED when some failed (opal_rpc_corpc_failed names them;
  * the aggregate holds the others'), or an error that stopped the corpc. */

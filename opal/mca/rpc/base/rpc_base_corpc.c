@@ -397,6 +397,8 @@ static void child_done(opal_rpc_request_t *req, int status, void *arg)
                 bad = true;
             }
         }
+        /* A subtree without an aggregate must say who failed in it. */
+        bad |= !out->has_output && 0 == out->failed.count;
         void *agg = NULL;
         if (!bad && out->has_output &&
             NULL == (agg = decode_output(n, out->output.buf, out->output.len))) {
@@ -713,8 +715,21 @@ int opal_rpc_corpc_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint
         opal_rpc_corpc_free(co);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    if (opts->excluded_count > group->size) {
+        opal_output(0, "rpc: corpc over group '%s': %u ranks excluded from %u", group->name,
+                    opts->excluded_count, group->size);
+        opal_rpc_corpc_free(co);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    /* Without repeats: the members' check bounds the count by the size. */
     for (uint32_t i = 0; i < opts->excluded_count; ++i) {
-        co->in.excluded.elems[co->in.excluded.count++] = opts->excluded[i];
+        bool seen = false;
+        for (uint32_t j = 0; j < co->in.excluded.count; ++j) {
+            seen |= co->in.excluded.elems[j] == opts->excluded[i];
+        }
+        if (!seen) {
+            co->in.excluded.elems[co->in.excluded.count++] = opts->excluded[i];
+        }
     }
     if (OPAL_SUCCESS != opal_rpc_base_corpc_check(&co->in, group->size, why, sizeof(why))) {
         opal_output(0, "rpc: corpc over group '%s': %s", group->name, why);

@@ -180,7 +180,10 @@ int opal_rpc_group_primary(opal_rpc_group_t **group)
         return OPAL_ERR_NOT_AVAILABLE;
     }
     opal_mutex_lock(&registry_lock);
-    opal_rpc_group_t *g = find(OPAL_RPC_GROUP_PRIMARY);
+    opal_rpc_group_t *g = registry;
+    while (NULL != g && RPC_GROUP_PRIMARY != g->kind) {
+        g = g->next;
+    }
     if (NULL == g) {
         g = group_new(OPAL_RPC_GROUP_PRIMARY, RPC_GROUP_PRIMARY, job->size);
         if (NULL == g) {
