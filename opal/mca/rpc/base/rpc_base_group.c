@@ -105,21 +105,6 @@ void opal_rpc_base_group_release(opal_rpc_group_t *g)
     group_free(g);
 }
 
-bool opal_rpc_base_group_name_ok(const char *name)
-{
-    if (NULL == name || '\0' == name[0] || strlen(name) > OPAL_RPC_GROUP_NAME_MAX) {
-        return false;
-    }
-    for (const char *p = name; '\0' != *p; ++p) {
-        char c = *p;
-        if (!(('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') ||
-              '_' == c || '-' == c || '.' == c)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 int opal_rpc_base_group_init(void)
 {
     OBJ_CONSTRUCT(&registry_lock, opal_mutex_t);

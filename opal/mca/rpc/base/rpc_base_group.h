@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "opal/mca/rpc/rpc_group.h"
+#include "opal/mca/rpc/base/rpc_base_group_file.h"
 #include "opal/threads/opal_mutex.h"
 
 /* The modex keys each rank publishes at opal_rpc_init: its URI, and
@@ -65,7 +66,6 @@ opal_rpc_group_t *opal_rpc_base_group_alloc(const char *name, rpc_group_kind_t k
 void opal_rpc_base_group_release(opal_rpc_group_t *g);
 /* Adds g to the registry; OPAL_ERR_EXISTS for a name in use. */
 int opal_rpc_base_group_add(opal_rpc_group_t *g);
-bool opal_rpc_base_group_name_ok(const char *name);
 /* A primary rank's value for key (a NUL-terminated string), malloc'd. */
 int opal_rpc_base_group_modex_uri(uint32_t rank, const char *key, char **text);
 

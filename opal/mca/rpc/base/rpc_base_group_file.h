@@ -9,6 +9,7 @@
 
 #include "opal/opal_config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,9 @@ typedef struct rpc_group_file_t {
 OPAL_DECLSPEC int opal_rpc_base_group_file_parse(const char *text, size_t len, const char *source,
                                                  rpc_group_file_t *file, char *why,
                                                  size_t why_size);
+/* True for a group name: 1..OPAL_RPC_GROUP_NAME_MAX letters, digits,
+ * '_', '-', '.'. */
+OPAL_DECLSPEC bool opal_rpc_base_group_name_ok(const char *name);
 /* Releases what parse allocated. */
 OPAL_DECLSPEC void opal_rpc_base_group_file_free(rpc_group_file_t *file);
 
