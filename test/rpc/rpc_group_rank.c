@@ -87,7 +87,9 @@ static int aggregate(void *out_, const void *child_, void *arg)
     if (NULL == grown) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    memcpy(grown + out->ranks.count, child->ranks.elems, child->ranks.count * sizeof(uint32_t));
+    if (child->ranks.count > 0) {
+        memcpy(grown + out->ranks.count, child->ranks.elems, child->ranks.count * sizeof(uint32_t));
+    }
     out->ranks.elems = grown;
     out->ranks.count += child->ranks.count;
     out->sum += child->sum;
@@ -168,7 +170,7 @@ static void run(opal_rpc_context_t *ctx, opal_rpc_group_t *g, bool reversed, uin
               "%s: sum %llu count %u (%u ranks) phase %u, expected %llu, %u, phase %u", what,
               (unsigned long long) out->sum, out->count, out->ranks.count, out->phase,
               (unsigned long long) sum, count, phase);
-        if (out->ranks.count == count) {
+        if (out->ranks.count == count && count > 0) {
             uint32_t *sorted = malloc((count + 1) * sizeof(uint32_t));
             memcpy(sorted, out->ranks.elems, count * sizeof(uint32_t));
             qsort(sorted, count, sizeof(uint32_t), cmp_u32);

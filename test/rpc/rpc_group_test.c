@@ -198,7 +198,7 @@ static void run_mpirun(const char *tree, const char *k, int np)
     int status = pclose(p);
     ck_assert_msg(0 == status && np == mcarun_test_count(out, " ok\n") &&
                       0 == mcarun_test_count(out, "FAILED"),
-                  "mpirun -np %d %s k=%s exited %d:\n%s", np, tree, k, status, out);
+                  "mpirun -np %d %s k=%s exited %d:\n%.3000s", np, tree, k, status, out);
 }
 
 START_TEST(corpc_runs_under_open_mpi_mpirun_through_ess_pmix)
@@ -207,6 +207,15 @@ START_TEST(corpc_runs_under_open_mpi_mpirun_through_ess_pmix)
         printf("skipped: no mpirun, or ess/pmix not built\n");
         return;
     }
+    /* As in orte_ess_pmix_test: in sanitizer builds the ranks' leak check
+     * would report what libpmix keeps inside its own plugins (unloaded at
+     * PMIx_Finalize, so those stacks cannot be told from ours); the same
+     * corpcs run under mcarun with leak detection. */
+    const char *asan = getenv("ASAN_OPTIONS");
+    static char options[1024];
+    snprintf(options, sizeof(options), "%s%sdetect_leaks=0", NULL == asan ? "" : asan,
+             NULL == asan || '\0' == asan[0] ? "" : ":");
+    setenv("ASAN_OPTIONS", options, 1);
     /* Open MPI refuses root unless told twice; harmless otherwise. */
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);

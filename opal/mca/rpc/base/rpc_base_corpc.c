@@ -295,7 +295,9 @@ static void node_finish(corpc_node_t *n)
 {
     /* Sorted, without repeats (a subtree may be reported twice: by the
      * child itself and when its reply could not be read). */
-    qsort(n->failed, n->nfailed, sizeof(uint32_t), cmp_u32);
+    if (n->nfailed > 1) {
+        qsort(n->failed, n->nfailed, sizeof(uint32_t), cmp_u32);
+    }
     uint32_t unique = 0;
     for (uint32_t i = 0; i < n->nfailed; ++i) {
         if (0 == unique || n->failed[unique - 1] != n->failed[i]) {
