@@ -219,6 +219,43 @@ static void refusals(opal_rpc_context_t *ctx, opal_rpc_group_t *g)
     CHECK(OPAL_ERR_EXISTS == opal_rpc_group_create("reversed", ranks, 1, &sub), "name in use");
 }
 
+/* A figure, not a check (RPC_GROUP_RATE=N rounds; the tests leave it
+ * out): corpcs back to back over the whole group. */
+static void rate(opal_rpc_context_t *ctx, opal_rpc_group_t *g, const char *tree, uint32_t k)
+{
+    opal_rpc_corpc_opts_t opts = {.tree = tree, .k = k};
+    const char *env = getenv("RPC_GROUP_RATE");
+    const int rounds = NULL == env ? 0 : atoi(env);
+    if (rounds <= 0) {
+        return;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < rounds; ++i) {
+        opal_rpc_corpc_t *co = NULL;
+        result_t r = {false, 0};
+        if (OPAL_SUCCESS != opal_rpc_corpc_create(ctx, g,
+                                                  OPAL_RPC_OPCODE(GROUP_TEST_BASE, 1, OP_COLLECT),
+                                                  &opts, &co)) {
+            return;
+        }
+        ((group_in_t *) opal_rpc_corpc_input(co))->phase = 6;
+        if (OPAL_SUCCESS == opal_rpc_corpc_send(co, corpc_done, &r)) {
+            (void) opal_rpc_progress_cond(ctx, 120000, is_done, &r);
+        }
+        const group_out_t *out = opal_rpc_corpc_output(co);
+        CHECK(r.done && OPAL_SUCCESS == r.status && NULL != out && out->count == np,
+              "round %d of the rate", i);
+        opal_rpc_corpc_free(co);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double us =
+        ((double) (t1.tv_sec - t0.tv_sec) * 1e6 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e3) /
+        rounds;
+    printf("root: %d corpcs over %u ranks (%s, k=%u): %.1f us each\n", rounds, np, tree, k, us);
+    fflush(stdout);
+}
+
 static void root(opal_rpc_context_t *ctx, opal_rpc_group_t *g, const char *tree, uint32_t k,
                  bool kill)
 {
@@ -267,6 +304,9 @@ static void root(opal_rpc_context_t *ctx, opal_rpc_group_t *g, const char *tree,
     }
     if (NULL != sub) {
         run(ctx, sub, true, OP_COLLECT, &opts, 4, expect, failed, "subgroup");
+    }
+    if (!kill) {
+        rate(ctx, g, tree, k);
     }
     run(ctx, g, false, OP_STOP, &opts, 5, expect, failed, "stop");
 }
