@@ -509,7 +509,7 @@ START_TEST(parameters_are_checked)
     ck_assert_int_eq(opal_swim_params_check(&p, &why), OPAL_ERR_BAD_PARAM);
     ck_assert_ptr_nonnull(strstr(why, "rpc_swim_ping_timeout_ms"));
     p = params();
-    p.piggyback_entries = 63;
+    p.piggyback_entries = 62;
     ck_assert_int_eq(opal_swim_params_check(&p, &why), OPAL_ERR_BAD_PARAM);
     ck_assert_ptr_nonnull(strstr(why, "rpc_swim_piggyback_entries"));
     opal_swim_t *s = NULL;

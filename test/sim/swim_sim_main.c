@@ -3,6 +3,7 @@
  *
  *   swim_sim [--n N[,N...]] [--loss P] [--delay MS] [--kill K] [--seconds S]
  *            [--seed X] [--period MS] [--ping-timeout MS] [--suspect MS]
+ *            [--piggyback N] [--piggyback-tx N] [--indirect K]
  *
  * For each N: K members (default min(8, max(1, N / 30))) crash at random
  * times in the 4th second; the run goes on until every survivor has seen
@@ -188,10 +189,12 @@ static int parse_list(const char *s, uint32_t *out, int max)
 
 static int usage(const char *why)
 {
-    fprintf(stderr,
-            "swim_sim: %s\nusage: swim_sim [--n N[,N...]] [--loss P] [--delay MS] [--kill K] "
-            "[--seconds S] [--seed X] [--period MS] [--ping-timeout MS] [--suspect MS]\n",
-            why);
+    fprintf(
+        stderr,
+        "swim_sim: %s\nusage: swim_sim [--n N[,N...]] [--loss P] [--delay MS] [--kill K] "
+        "[--seconds S] [--seed X] [--period MS] [--ping-timeout MS] [--suspect MS] [--piggyback N] "
+        "[--piggyback-tx N] [--indirect K]\n",
+        why);
     return 2;
 }
 
@@ -237,6 +240,12 @@ int main(int argc, char **argv)
             o.params.period_ms = (uint32_t) strtoul(v, &end, 10);
         } else if (0 == strcmp(a, "--ping-timeout")) {
             o.params.ping_timeout_ms = (uint32_t) strtoul(v, &end, 10);
+        } else if (0 == strcmp(a, "--piggyback")) {
+            o.params.piggyback_entries = (uint32_t) strtoul(v, &end, 10);
+        } else if (0 == strcmp(a, "--piggyback-tx")) {
+            o.params.piggyback_tx = (uint32_t) strtoul(v, &end, 10);
+        } else if (0 == strcmp(a, "--indirect")) {
+            o.params.indirect_count = (uint32_t) strtoul(v, &end, 10);
         } else if (0 == strcmp(a, "--suspect")) {
             o.params.suspect_timeout_ms = (uint32_t) strtoul(v, &end, 10);
         } else {

@@ -12,8 +12,9 @@
  * not heard alive with a higher incarnation within the suspicion timeout
  * is declared dead; a live member that learns it is suspected refutes by
  * raising its incarnation. Every message carries membership updates
- * (piggybacked): the receiver's and the sender's own entries and the
- * freshest recent changes, each sent a bounded number of times.
+ * (piggybacked): the receiver's, the sender's and the probed member's
+ * entries and the freshest recent changes, each sent a bounded number of
+ * times.
  *
  *   opal_swim_params_default(&p);   or opal_swim_params_from_vars (rpc_swim_*)
  *   opal_swim_create(&p, my_rank, group_size, &ops, ops_arg, &swim);
@@ -81,7 +82,7 @@ typedef struct opal_swim_params_t {
     uint32_t ping_timeout_ms;    /* direct ping, and again indirect pings (900) */
     uint32_t suspect_timeout_ms; /* suspicion before death (8000; 0: dead at once) */
     uint32_t indirect_count;     /* k members asked to ping a silent target (2) */
-    uint32_t piggyback_entries;  /* recent updates per message besides the two own (8) */
+    uint32_t piggyback_entries;  /* recent updates per message besides the 2-3 own (8) */
     /* Times each update is sent on (0: 3 * ceil(log2(size + 1))). */
     uint32_t piggyback_tx;
     uint64_t seed; /* the member's random draws (0: derived from its rank) */
@@ -110,6 +111,7 @@ typedef struct opal_swim_stats_t {
     uint64_t probes;        /* protocol periods started */
     uint64_t indirect;      /* probes that needed ping-reqs */
     uint64_t suspected;     /* probes that ended in a suspicion */
+    uint64_t checks;        /* suspicions heard from others, probed before a death */
     uint64_t refutations;   /* times this member raised its incarnation */
     uint64_t declared_dead; /* times this member was told it is dead */
 } opal_swim_stats_t;

@@ -18,6 +18,11 @@
 #include "opal/util/opal_error.h"
 
 #define NO_RANK UINT32_MAX
+/* Probes (each direct and through k others) a member makes of a suspect
+ * it heard of before declaring it dead: with message loss p one probe
+ * fails with about (2p) (4p)^k; two make a false death on hearsay rare
+ * even where news spreads slowly (a large group under heavy loss). */
+#define SWIM_CHECKS 2
 
 typedef struct view_entry_t {
     uint32_t rank; /* NO_RANK: empty slot */
@@ -29,9 +34,9 @@ typedef struct suspect_t {
     uint32_t rank;
     uint64_t incarnation; /* the suspicion this deadline is for */
     uint64_t deadline;
-    /* Heard from others (not this member's own probe), and not yet
-     * pinged by this member at its deadline. */
-    bool check;
+    /* Probes this member still makes of the suspect before it declares
+     * it dead (a suspicion heard from others: SWIM_CHECKS; its own: 0). */
+    uint8_t checks;
 } suspect_t;
 
 /* An update waiting to be piggybacked: the member's current entry is sent
@@ -72,7 +77,7 @@ struct opal_swim_t {
     int phase;
     uint32_t probe_target;
     uint64_t probe_seq;
-    uint64_t check_seq; /* pings of suspects: odd numbers past 2^63, never a probe's */
+    uint64_t check_seq; /* probes of suspects: numbers past 2^63, never a period probe's */
     uint64_t probe_start;
     uint64_t next_period;
 
@@ -112,8 +117,8 @@ int opal_swim_params_check(const opal_swim_params_t *p, const char **why)
         *why = "the ping timeout (rpc_swim_ping_timeout_ms) must be 1 ms to one period";
     } else if (p->indirect_count > 16) {
         *why = "the indirect ping count (rpc_swim_indirect_count) must be 0 to 16";
-    } else if (p->piggyback_entries > OPAL_SWIM_MAX_UPDATES - 2) {
-        *why = "the piggybacked updates (rpc_swim_piggyback_entries) must be 0 to 62";
+    } else if (p->piggyback_entries > OPAL_SWIM_MAX_UPDATES - 3) {
+        *why = "the piggybacked updates (rpc_swim_piggyback_entries) must be 0 to 61";
     } else if (p->piggyback_tx > 64) {
         *why = "the times an update is sent (rpc_swim_piggyback_tx) must be 0 to 64";
     } else if (p->suspect_timeout_ms > 24u * 3600 * 1000) {
@@ -258,12 +263,17 @@ static void add_update(const opal_swim_t *s, opal_swim_msg_t *msg, uint32_t rank
 }
 
 /* The receiver's entry as this member sees it (a suspected receiver
- * learns it must refute), this member's own, and the freshest news. */
+ * learns it must refute), this member's own, the probed member's (a relay
+ * passes a suspicion on to the suspect, and a refutation back), and the
+ * freshest news. */
 static void fill_updates(opal_swim_t *s, opal_swim_msg_t *msg, uint32_t to)
 {
     msg->nupdates = 0;
     add_update(s, msg, to);
     add_update(s, msg, s->self);
+    if (msg->target != to && msg->target != s->self) {
+        add_update(s, msg, msg->target);
+    }
     /* The news sent the fewest times go first (newest first among
      * equals): a burst of changes does not starve the ones before it. A
      * histogram of the counts left finds the cut in two passes. */
@@ -281,7 +291,7 @@ static void fill_updates(opal_swim_t *s, opal_swim_msg_t *msg, uint32_t to)
             if ((0 == pass) != (pd->left > cut)) {
                 continue;
             }
-            if (pd->rank != to && pd->rank != s->self) {
+            if (pd->rank != to && pd->rank != s->self && pd->rank != msg->target) {
                 add_update(s, msg, pd->rank);
                 added++;
             }
@@ -340,7 +350,7 @@ static int suspect_add(opal_swim_t *s, uint32_t rank, uint64_t inc, bool own)
             /* A suspicion at a higher incarnation starts its own clock. */
             s->suspects[i].incarnation = inc;
             s->suspects[i].deadline = now(s) + s->p.suspect_timeout_ms;
-            s->suspects[i].check = !own;
+            s->suspects[i].checks = own ? 0 : SWIM_CHECKS;
             return OPAL_SUCCESS;
         }
     }
@@ -356,7 +366,7 @@ static int suspect_add(opal_swim_t *s, uint32_t rank, uint64_t inc, bool own)
     s->suspects[s->nsuspects].rank = rank;
     s->suspects[s->nsuspects].incarnation = inc;
     s->suspects[s->nsuspects].deadline = now(s) + s->p.suspect_timeout_ms;
-    s->suspects[s->nsuspects].check = !own;
+    s->suspects[s->nsuspects].checks = own ? 0 : SWIM_CHECKS;
     s->nsuspects++;
     return OPAL_SUCCESS;
 }
@@ -500,21 +510,20 @@ static void start_probe(opal_swim_t *s, uint64_t t)
 }
 
 /* The direct ping went unanswered: ask up to k random others. */
-static void ask_relays(opal_swim_t *s)
+static void ask_relays(opal_swim_t *s, uint32_t target, uint64_t seq)
 {
     uint32_t chosen[16];
     uint32_t n = 0;
-    s->stats.indirect++;
     for (uint32_t tries = 0; n < s->p.indirect_count && tries < 8 * s->p.indirect_count + 16;
          ++tries) {
         uint32_t r = rnd_below(s, s->size);
-        bool dup = r == s->self || r == s->probe_target || is_dead(s, r);
+        bool dup = r == s->self || r == target || is_dead(s, r);
         for (uint32_t i = 0; i < n && !dup; ++i) {
             dup = chosen[i] == r;
         }
         if (!dup) {
             chosen[n++] = r;
-            send_msg(s, OPAL_SWIM_MSG_PING_REQ, r, s->probe_target, s->self, s->probe_seq);
+            send_msg(s, OPAL_SWIM_MSG_PING_REQ, r, target, s->self, seq);
         }
     }
 }
@@ -550,15 +559,19 @@ uint64_t opal_swim_tick(opal_swim_t *s)
             ++i;
             continue;
         }
-        if (sp.check) {
+        if (sp.checks > 0) {
             /* A suspicion heard from others: before declaring a death on
-             * hearsay, ping the suspect once (its entry tells it it is
-             * suspected); a live one answers with its refutation. The
-             * member that suspected first does not wait: its death
-             * notice overtakes this check for a member really gone. */
-            s->suspects[i].check = false;
+             * hearsay, probe the suspect, directly and through k
+             * others at the same time (the suspect's entry travels with
+             * each, so it learns it must refute); a live one answers with
+             * its refutation. The member that suspected first does not
+             * wait: its death notice overtakes these checks for a member
+             * really gone. */
+            s->suspects[i].checks--;
             s->suspects[i].deadline = t + 2 * (uint64_t) s->p.ping_timeout_ms;
+            s->stats.checks++;
             send_msg(s, OPAL_SWIM_MSG_PING, sp.rank, sp.rank, s->self, ++s->check_seq);
+            ask_relays(s, sp.rank, s->check_seq);
             ++i;
             continue;
         }
@@ -567,7 +580,8 @@ uint64_t opal_swim_tick(opal_swim_t *s)
     }
     if (PROBE_DIRECT == s->phase && t >= s->probe_start + s->p.ping_timeout_ms) {
         s->phase = PROBE_INDIRECT;
-        ask_relays(s);
+        s->stats.indirect++;
+        ask_relays(s, s->probe_target, s->probe_seq);
     }
     if (PROBE_INDIRECT == s->phase && t >= s->probe_start + 2 * (uint64_t) s->p.ping_timeout_ms) {
         uint8_t status;
@@ -577,12 +591,14 @@ uint64_t opal_swim_tick(opal_swim_t *s)
         if (OPAL_SWIM_ALIVE == status) {
             s->stats.suspected++;
             declare(s, s->probe_target, OPAL_SWIM_SUSPECT, inc);
-            /* Tell the suspect itself at once (its entry leads every
-             * message to it): if it lives, its refutation starts from
-             * here, as early as the suspicion, and outruns it. Gossip
-             * alone would reach it only after most members heard. */
+            /* Tell the suspect itself at once, directly and through k
+             * others (its entry leads every message to it): if it lives,
+             * its refutation starts from here, as early as the suspicion,
+             * and outruns it. Gossip alone would reach it only after most
+             * members heard. */
             send_msg(s, OPAL_SWIM_MSG_PING, s->probe_target, s->probe_target, s->self,
-                     s->probe_seq);
+                     ++s->check_seq);
+            ask_relays(s, s->probe_target, s->check_seq);
         }
     }
     if (PROBE_IDLE == s->phase && t >= s->next_period) {

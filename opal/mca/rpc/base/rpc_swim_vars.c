@@ -33,7 +33,7 @@ int opal_swim_params_from_vars(opal_swim_params_t *p)
          MCA_BASE_VAR_TYPE_UNSIGNED_INT, &swim_vars.indirect_count},
         {"piggyback_entries",
          "Recent membership updates each message carries besides the sender's and the "
-         "receiver's own (0 to 62)",
+         "receiver's own and the probed member's (0 to 61)",
          MCA_BASE_VAR_TYPE_UNSIGNED_INT, &swim_vars.piggyback_entries},
         {"piggyback_tx",
          "Times each update is sent on by a member (0: 3 * ceil(log2(group size + 1)))",
