@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opal/mca/rpc/rpc.h"
+
 /* A member's status in a member's view. */
 typedef enum {
     OPAL_SWIM_ALIVE = 0,
@@ -127,6 +129,9 @@ OPAL_DECLSPEC int opal_swim_params_check(const opal_swim_params_t *p, const char
  * checked (OPAL_ERR_BAD_PARAM after saying which variable is wrong). Needs
  * the MCA base open (mca_base_open; opal_rpc_init opens it). */
 OPAL_DECLSPEC int opal_swim_params_from_vars(opal_swim_params_t *p);
+/* Registers the rpc_swim_* variables (the rpc framework's registration
+ * does, so that --mca rpc_swim_period_ms is known before SWIM starts). */
+OPAL_DECLSPEC int opal_swim_register_vars(void);
 
 /* A member self of a group of size members (every one alive at
  * incarnation 0), its first period at a random offset within one period
@@ -166,5 +171,51 @@ OPAL_DECLSPEC int opal_swim_msg_encode(const opal_swim_msg_t *msg, void *buf, si
  * saying what was wrong, for anything but one whole valid message. */
 OPAL_DECLSPEC int opal_swim_msg_decode(opal_swim_msg_t *msg, const void *buf, size_t len,
                                        const char **why);
+
+/* ------------------------------------------------------------ over rpc */
+
+/* SWIM as an rpc protocol: every message is a one-way request (opcode
+ * OPAL_RPC_OPCODE(OPAL_RPC_SWIM_BASE, 1, 0), its input the encoded
+ * message as one IOV), handled inline in the progress thread of the
+ * context it comes to.
+ *
+ *   opal_rpc_swim_create(ctx, my_rank, size, NULL, endpoint_of, arg, &swim);
+ *   opal_rpc_swim_add_callback(swim, on_event, arg);   alive / suspect / dead
+ *   loop: opal_rpc_progress(ctx, opal_rpc_swim_progress(swim));
+ *
+ * A member declared dead also fails the requests of ctx to its address
+ * (opal_rpc_peer_failed). One SWIM per context. */
+#define OPAL_RPC_SWIM_BASE 0xe5
+
+typedef struct opal_rpc_swim_t opal_rpc_swim_t;
+
+/* Where member rank is: fills *ep (the address stays valid while the SWIM
+ * lives; the groups code supplies its own). OPAL_SUCCESS or an error
+ * (the message is then not sent). Called from the progress thread. */
+typedef int (*opal_rpc_swim_endpoint_fn_t)(void *arg, uint32_t rank, opal_rpc_endpoint_t *ep);
+/* A member changed status in this member's view. Called from the thread
+ * that calls opal_rpc_swim_progress / opal_rpc_progress of the context;
+ * must not block or destroy the SWIM. */
+typedef void (*opal_rpc_swim_event_cb_t)(void *arg, uint32_t rank, opal_swim_status_t status,
+                                         uint64_t incarnation);
+
+/* Starts SWIM for member self of size on ctx, with params p (NULL: the
+ * rpc_swim_* variables), registering the protocol if needed.
+ * OPAL_ERR_EXISTS when ctx runs one already. */
+OPAL_DECLSPEC int opal_rpc_swim_create(opal_rpc_context_t *ctx, uint32_t self, uint32_t size,
+                                       const opal_swim_params_t *p,
+                                       opal_rpc_swim_endpoint_fn_t endpoint, void *endpoint_arg,
+                                       opal_rpc_swim_t **swim);
+/* Adds an event callback (at most 8): OPAL_ERR_OUT_OF_RESOURCE past it. */
+OPAL_DECLSPEC int opal_rpc_swim_add_callback(opal_rpc_swim_t *swim, opal_rpc_swim_event_cb_t cb,
+                                             void *arg);
+/* Runs what is due; returns the ms until the next thing due (at most one
+ * period), a timeout for opal_rpc_progress. */
+OPAL_DECLSPEC unsigned int opal_rpc_swim_progress(opal_rpc_swim_t *swim);
+/* The state machine (its view and counters). */
+OPAL_DECLSPEC opal_swim_t *opal_rpc_swim_state(opal_rpc_swim_t *swim);
+/* Messages that arrived and could not be taken (bad bytes, bad ranks). */
+OPAL_DECLSPEC uint64_t opal_rpc_swim_refused(const opal_rpc_swim_t *swim);
+OPAL_DECLSPEC void opal_rpc_swim_destroy(opal_rpc_swim_t *swim);
 
 #endif /* OPAL_MCA_RPC_RPC_SWIM_H */

@@ -10,6 +10,7 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
+#include "opal/mca/rpc/rpc_swim.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
@@ -54,7 +55,8 @@ static int rpc_base_register(mca_base_register_flag_t flags)
             return index;
         }
     }
-    return OPAL_SUCCESS;
+    /* SWIM's variables live under the framework's prefix (rpc_swim_*). */
+    return opal_swim_register_vars();
 }
 
 MCA_BASE_FRAMEWORK_DECLARE(opal, rpc, "Remote procedure calls (DAOS CaRT's engine)",

@@ -12,7 +12,7 @@
 /* The variables' storage: it must outlive their registration. */
 static opal_swim_params_t swim_vars;
 
-int opal_swim_params_from_vars(opal_swim_params_t *p)
+int opal_swim_register_vars(void)
 {
     struct {
         const char *name;
@@ -49,6 +49,15 @@ int opal_swim_params_from_vars(opal_swim_params_t *p)
         if (index < 0) {
             return index;
         }
+    }
+    return OPAL_SUCCESS;
+}
+
+int opal_swim_params_from_vars(opal_swim_params_t *p)
+{
+    int rc = opal_swim_register_vars();
+    if (OPAL_SUCCESS != rc) {
+        return rc;
     }
     const char *why = NULL;
     if (OPAL_SUCCESS != opal_swim_params_check(&swim_vars, &why)) {
