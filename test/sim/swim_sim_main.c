@@ -281,5 +281,9 @@ int main(int argc, char **argv)
             false_positives(&o, o.ns[i], o.loss[l]);
         }
     }
+    /* The corpc tree table (docs/swim.md, "Trees"): once rpc_tree.h's
+     * shapes are in this tree, a loop over opal_rpc_tree_lookup("flat",
+     * "kary", "knomial") and o.ns, each table copied into a
+     * tree_sim_shape_t (test/sim/tree_sim.h) and measured, prints it here. */
     return 0;
 }

@@ -2,7 +2,8 @@
  * SWIM in the simulator at small N (100 members, CaRT's parameters, 1-3 ms
  * delays): crashed members are declared dead by every survivor within the
  * bound the parameters give, and message loss of 1 % and 5 % does not
- * make live members dead. Virtual time: nothing here depends on the
+ * make live members dead; the live job's 8 ranks detect in the live
+ * window; the tree measure. Virtual time: nothing here depends on the
  * machine's speed.
  */
 #include "opal/opal_config.h"
@@ -12,6 +13,7 @@
 
 #include "opal/util/opal_error.h"
 #include "test/sim/swim_sim.h"
+#include "test/sim/tree_sim.h"
 #include "test/support/opal_test.h"
 
 #define N 100
@@ -133,6 +135,84 @@ START_TEST(the_same_seeds_give_the_same_run)
 }
 END_TEST
 
+/* rpc_swim_job_test's job in the simulator: 8 members, period 200 ms,
+ * ping timeout 180 ms, suspicion 2 s, the last one killed. The live job
+ * measured 2.6 to 3.1 s for every survivor; the simulation must land in
+ * the same window: no sooner than a probe (2 x 180 ms) and the suspicion,
+ * no later than 4 s. */
+START_TEST(the_live_jobs_group_detects_in_the_live_window)
+{
+    for (uint64_t seed = 1; seed <= 9; ++seed) {
+        swim_sim_config_t cfg = {.n = 8, .delay_ms = 1, .seed = seed};
+        opal_swim_params_default(&cfg.params);
+        cfg.params.period_ms = 200;
+        cfg.params.ping_timeout_ms = 180;
+        cfg.params.suspect_timeout_ms = 2000;
+        cfg.params.seed = seed;
+        swim_sim_t *sim = NULL;
+        ck_assert_int_eq(swim_sim_create(&cfg, &sim), OPAL_SUCCESS);
+        swim_sim_run_until(sim, 2000);
+        ck_assert_int_eq(swim_sim_kill(sim, 7), 0);
+        swim_sim_run_until(sim, 20000);
+        uint64_t count = 0;
+        uint64_t *t = swim_sim_detection_times(sim, &count);
+        ck_assert_uint_eq(count, 7);
+        ck_assert_uint_ge(t[0], 2000 + 2 * 180);
+        ck_assert_uint_le(t[count - 1], 4000);
+        free(t);
+        swim_sim_destroy(sim);
+    }
+}
+END_TEST
+
+/* A k-ary heap (children r*k+1..r*k+k), the reference for the measure. */
+static uint32_t heap_nchildren(uint32_t rank, uint32_t n, uint32_t k)
+{
+    uint64_t first = (uint64_t) rank * k + 1;
+    return first >= n ? 0 : (uint32_t) (n - first < k ? n - first : k);
+}
+
+static void heap_children(uint32_t rank, uint32_t n, uint32_t k, uint32_t *children)
+{
+    for (uint32_t i = 0; i < heap_nchildren(rank, n, k); ++i) {
+        children[i] = rank * k + 1 + i;
+    }
+}
+
+static uint32_t heap_parent(uint32_t rank, uint32_t n, uint32_t k)
+{
+    (void) n;
+    return 0 == rank ? UINT32_MAX : (rank - 1) / k;
+}
+
+static uint32_t wrong_parent(uint32_t rank, uint32_t n, uint32_t k)
+{
+    (void) n;
+    (void) k;
+    return 0 == rank ? UINT32_MAX : 0;
+}
+
+START_TEST(tree_shapes_are_measured_and_checked)
+{
+    tree_sim_shape_t heap = {"heap", heap_nchildren, heap_children, heap_parent};
+    tree_sim_result_t r;
+    const char *why = NULL;
+    ck_assert_int_eq(tree_sim_measure(&heap, 100, 2, &r, &why), OPAL_SUCCESS);
+    ck_assert_uint_eq(r.depth, 6);
+    ck_assert_uint_eq(r.root_children, 2);
+    ck_assert_uint_eq(r.root_messages, 4);
+    ck_assert_uint_eq(r.max_children, 2);
+    ck_assert_int_eq(tree_sim_measure(&heap, 100000, 4, &r, &why), OPAL_SUCCESS);
+    ck_assert_uint_eq(r.depth, 9); /* (4^9 - 1) / 3 = 87381 < 100000 */
+    ck_assert_int_eq(tree_sim_measure(&heap, 1, 4, &r, &why), OPAL_SUCCESS);
+    ck_assert_uint_eq(r.depth, 0);
+    ck_assert_uint_eq(r.root_messages, 0);
+    tree_sim_shape_t broken = {"broken", heap_nchildren, heap_children, wrong_parent};
+    ck_assert_int_eq(tree_sim_measure(&broken, 100, 2, &r, &why), OPAL_ERR_BAD_PARAM);
+    ck_assert_ptr_nonnull(strstr(why, "parent"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("swim_sim");
@@ -141,5 +221,7 @@ int main(void)
     OPAL_TEST_ADD(s, one_percent_loss_declares_no_live_member_dead);
     OPAL_TEST_ADD(s, five_percent_loss_declares_no_live_member_dead);
     OPAL_TEST_ADD(s, the_same_seeds_give_the_same_run);
+    OPAL_TEST_ADD(s, the_live_jobs_group_detects_in_the_live_window);
+    OPAL_TEST_ADD(s, tree_shapes_are_measured_and_checked);
     return opal_test_run(s);
 }
