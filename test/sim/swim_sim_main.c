@@ -207,7 +207,7 @@ int main(int argc, char **argv)
                 .delay_ms = 2,
                 .seed = 1};
     opal_swim_params_default(&o.params);
-    for (int i = 1; i < argc; ++i) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -254,7 +254,6 @@ int main(int argc, char **argv)
         if (NULL != end && '\0' != *end) {
             return usage("a value that is not a number");
         }
-        ++i;
     }
     const char *why;
     if (0 != opal_swim_params_check(&o.params, &why)) {
