@@ -276,16 +276,20 @@ static void fill_updates(opal_swim_t *s, opal_swim_msg_t *msg, uint32_t to)
     }
     /* The news sent the fewest times go first (newest first among
      * equals): a burst of changes does not starve the ones before it. A
-     * histogram of the counts left finds the cut in two passes. */
+     * histogram of the counts left finds the cut (3 more than wanted: the
+     * receiver's, this member's and the target's entries are skipped, they
+     * are in already); the first pass takes the entries above it, the
+     * second the rest, newest first. Counts drop after both passes, so
+     * that no entry is taken twice. */
     uint32_t want = s->p.piggyback_entries, hist[65] = {0}, cut = s->tx_max + 1, above = 0;
+    uint32_t taken[OPAL_SWIM_MAX_UPDATES + 3], ntaken = 0, added = 0;
     for (uint32_t i = 0; i < s->npending; ++i) {
         hist[s->pending[i].left]++;
     }
-    while (cut > 1 && above < want + 2) {
+    while (cut > 1 && above < want + 3) {
         above += hist[--cut];
     }
-    uint32_t added = 0;
-    for (uint32_t pass = 0; pass < 2; ++pass) {
+    for (uint32_t pass = 0; pass < 2 && added < want; ++pass) {
         for (uint32_t i = s->npending; i-- > 0 && added < want;) {
             pending_t *pd = &s->pending[i];
             if ((0 == pass) != (pd->left > cut)) {
@@ -295,11 +299,11 @@ static void fill_updates(opal_swim_t *s, opal_swim_msg_t *msg, uint32_t to)
                 add_update(s, msg, pd->rank);
                 added++;
             }
-            pd->left--;
+            taken[ntaken++] = i;
         }
-        if (added == want) {
-            break;
-        }
+    }
+    for (uint32_t i = 0; i < ntaken; ++i) {
+        s->pending[taken[i]].left--;
     }
     uint32_t j = 0;
     for (uint32_t i = 0; i < s->npending; ++i) {
