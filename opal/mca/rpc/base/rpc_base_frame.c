@@ -11,6 +11,7 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_group.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
+#include "opal/mca/rpc/rpc_swim.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
@@ -55,7 +56,12 @@ static int rpc_base_register(mca_base_register_flag_t flags)
             return index;
         }
     }
-    return opal_rpc_base_tree_register();
+    int rc = opal_rpc_base_tree_register();
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    /* SWIM's variables live under the framework's prefix (rpc_swim_*). */
+    return opal_swim_register_vars();
 }
 
 MCA_BASE_FRAMEWORK_DECLARE(opal, rpc, "Remote procedure calls (DAOS CaRT's engine)",
