@@ -10,6 +10,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,14 @@
 
 #define NP "8"
 
-static void run_case(const char *mode, mcarun_run_t *run, char *dir)
+static void run_case(const char *mode, bool over_group, mcarun_run_t *run, char *dir)
 {
     static char prog[4096];
     snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_swim_rank"));
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    const char *args[] = {"-np",
+    const char *args[] = {"-x",
+                          over_group ? "RPC_SWIM_OVER_GROUP=1" : "RPC_SWIM_UNUSED=1",
+                          "-np",
                           NP,
                           "--oversubscribe",
                           "--enable-recovery",
@@ -60,7 +63,7 @@ START_TEST(a_killed_rank_is_declared_dead_by_every_survivor)
 {
     char dir[] = "/tmp/rpc_swim_kill_XXXXXX";
     mcarun_run_t run;
-    run_case("kill", &run, dir);
+    run_case("kill", false, &run, dir);
     int oks = mcarun_test_count(run.out, " ok\n");
     if (7 != oks) {
         mcarun_test_dump(&run);
@@ -91,7 +94,7 @@ START_TEST(a_rank_stopped_shorter_than_the_suspicion_is_never_declared_dead)
 {
     char dir[] = "/tmp/rpc_swim_stop_XXXXXX";
     mcarun_run_t run;
-    run_case("stop", &run, dir);
+    run_case("stop", false, &run, dir);
     int oks = mcarun_test_count(run.out, " ok\n");
     if (8 != oks || 0 != run.status) {
         mcarun_test_dump(&run);
@@ -105,11 +108,32 @@ START_TEST(a_rank_stopped_shorter_than_the_suspicion_is_never_declared_dead)
 }
 END_TEST
 
+/* SWIM over the primary group (opal_rpc_group_swim_create): the killed
+ * rank becomes dead in every survivor's group, whose version increased. */
+START_TEST(a_killed_rank_is_dead_in_every_survivors_primary_group)
+{
+    char dir[] = "/tmp/rpc_swim_group_XXXXXX";
+    mcarun_run_t run;
+    run_case("kill", true, &run, dir);
+    int oks = mcarun_test_count(run.out, " ok\n");
+    int dead = mcarun_test_count(run.out, " dead in group primary (version ");
+    if (7 != oks || 7 != dead) {
+        mcarun_test_dump(&run);
+    }
+    ck_assert_int_eq(oks, 7);
+    ck_assert_int_eq(dead, 7);
+    ck_assert_int_ne(run.status, 0);
+    mcarun_test_run_free(&run);
+    remove_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
     Suite *s = suite_create("rpc_swim_job");
     OPAL_TEST_ADD(s, a_killed_rank_is_declared_dead_by_every_survivor);
     OPAL_TEST_ADD(s, a_rank_stopped_shorter_than_the_suspicion_is_never_declared_dead);
+    OPAL_TEST_ADD(s, a_killed_rank_is_dead_in_every_survivors_primary_group);
     return opal_test_run(s);
 }

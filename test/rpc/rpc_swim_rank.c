@@ -20,6 +20,11 @@
  * rank still alive did (no launcher fence: it would wait for the dead
  * rank), and prints "rank R ok" when no other member was declared dead.
  * RPC_SWIM_TRACE=1 in the environment prints every SWIM event.
+ * RPC_SWIM_OVER_GROUP=1 runs SWIM over the primary group
+ * (opal_rpc_group_swim_create) instead of the modex-built map, and each
+ * rank then also checks the victim's state in its group: "rank R: rank V
+ * dead in group primary (version N)" after a kill; alive or suspect, never
+ * dead, after a stop.
  */
 #include "opal/opal_config.h"
 
@@ -34,6 +39,7 @@
 #include <unistd.h>
 
 #include "opal/mca/rpc/rpc.h"
+#include "opal/mca/rpc/rpc_group.h"
 #include "opal/mca/rpc/rpc_swim.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
@@ -191,7 +197,18 @@ int main(int argc, char **argv)
         }
     }
     opal_rpc_swim_t *swim = NULL;
-    if (OPAL_SUCCESS != (rc = opal_rpc_swim_create(ctx, me, np, NULL, endpoint_of, NULL, &swim)) ||
+    opal_rpc_group_t *group = NULL;
+    uint64_t version_before = 0;
+    if (NULL != getenv("RPC_SWIM_OVER_GROUP")) {
+        if (OPAL_SUCCESS != (rc = opal_rpc_group_primary(&group))) {
+            return fail("the primary group", rc);
+        }
+        version_before = opal_rpc_group_version(group);
+        rc = opal_rpc_group_swim_create(ctx, group, NULL, &swim);
+    } else {
+        rc = opal_rpc_swim_create(ctx, me, np, NULL, endpoint_of, NULL, &swim);
+    }
+    if (OPAL_SUCCESS != rc ||
         OPAL_SUCCESS != (rc = opal_rpc_swim_add_callback(swim, on_event, NULL))) {
         return fail("starting SWIM", rc);
     }
@@ -255,6 +272,22 @@ int main(int argc, char **argv)
     } else {
         printf("rank %u: rank %u suspected %d times\n", me, victim, suspicions[victim]);
         ok = 0 == deaths[victim];
+    }
+    if (NULL != group) {
+        opal_rpc_member_state_t state;
+        uint64_t version = opal_rpc_group_version(group);
+        if (OPAL_SUCCESS != (rc = opal_rpc_group_member_state(group, victim, &state))) {
+            return fail("the victim's state in the group", rc);
+        }
+        if (kill_case && OPAL_RPC_MEMBER_DEAD == state && version > version_before) {
+            printf("rank %u: rank %u dead in group %s (version %" PRIu64 ")\n", me, victim,
+                   opal_rpc_group_name(group), version);
+        } else if (kill_case || OPAL_RPC_MEMBER_DEAD == state) {
+            printf("rank %u: rank %u is %s in group %s (version %" PRIu64 " from %" PRIu64 ")\n",
+                   me, victim, OPAL_RPC_MEMBER_DEAD == state ? "dead" : "not dead",
+                   opal_rpc_group_name(group), version, version_before);
+            ok = false;
+        }
     }
     for (uint32_t r = 0; r < np; ++r) {
         if (r != victim && 0 != deaths[r]) {

@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "opal/mca/rpc/rpc.h"
+#include "opal/mca/rpc/rpc_swim.h"
 
 typedef struct opal_rpc_group_t opal_rpc_group_t;
 
@@ -109,6 +110,16 @@ OPAL_DECLSPEC int opal_rpc_group_save(opal_rpc_group_t *group, const char *path)
  * by a job whose processes are all gone), is OPAL_ERR_PARSE or
  * OPAL_ERR_NOT_FOUND with a message naming the file and the line. */
 OPAL_DECLSPEC int opal_rpc_group_attach(const char *path, opal_rpc_group_t **group);
+
+/* Runs SWIM (rpc_swim.h) over group's members on ctx: this process must be
+ * a member; each member's endpoint is the group's on ctx's index, and each
+ * event SWIM reports sets the member's state in group (so the version
+ * increases and corpc skips the dead). p: NULL for the rpc_swim_*
+ * variables. Progress it with opal_rpc_swim_progress; destroy it with
+ * opal_rpc_swim_destroy before the group. OPAL_ERR_NOT_FOUND when this
+ * process is not a member. */
+OPAL_DECLSPEC int opal_rpc_group_swim_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group,
+                                             const opal_swim_params_t *p, opal_rpc_swim_t **swim);
 
 /* ------------------------------------------------------ collective RPC */
 

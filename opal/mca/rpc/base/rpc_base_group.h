@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "opal/mca/rpc/rpc_group.h"
+#include "opal/mca/rpc/rpc_swim.h"
 #include "opal/mca/rpc/base/rpc_base_group_file.h"
 #include "opal/threads/opal_mutex.h"
 
@@ -51,6 +52,10 @@ struct opal_rpc_group_t {
 /* Registers a protocol of the engine's own (a reserved base), as
  * opal_rpc_proto_register does the users'. */
 int opal_rpc_base_proto_add_reserved(const opal_rpc_proto_t *proto);
+
+/* Hands sw a block it frees when it is destroyed (the endpoint argument
+ * of a binding made for that SWIM alone: rpc_base_group_swim.c). */
+void opal_rpc_swim_base_own(opal_rpc_swim_t *sw, void *owned);
 
 /* Registers rpc_base_tree and rpc_base_tree_k (framework register). */
 int opal_rpc_base_tree_register(void);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "opal/mca/rpc/base/rpc_base_group.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/mca/rpc/rpc_codec.h"
 #include "opal/mca/rpc/rpc_swim.h"
@@ -33,6 +34,9 @@ struct opal_rpc_swim_t {
     int ncbs;
     uint64_t refused;
     uint64_t send_errors;
+    /* Freed with the SWIM: the endpoint argument of a binding that made
+     * it for this SWIM alone (opal_rpc_swim_base_own). */
+    void *owned;
 };
 
 /* The SWIM of each context, for the handler (set and cleared by the
@@ -213,5 +217,11 @@ void opal_rpc_swim_destroy(opal_rpc_swim_t *sw)
     }
     swim_of_ctx[opal_rpc_context_idx(sw->ctx)] = NULL;
     opal_swim_destroy(sw->sm);
+    free(sw->owned);
     free(sw);
+}
+
+void opal_rpc_swim_base_own(opal_rpc_swim_t *sw, void *owned)
+{
+    sw->owned = owned;
 }
