@@ -14,6 +14,13 @@
  * S seconds (default 60; 20 at N >= 100,000) of the protocol: probes that
  * ended in a suspicion of a live member, per member per period, and live
  * members declared dead by anyone. One markdown table each (docs/swim.md).
+ *
+ *   swim_sim --trees K[,K...] [--n N[,N...]]
+ *
+ * prints instead the corpc tree table: for each shape of the rpc
+ * framework (flat, kary, knomial: rpc_tree.h) and each k and N, the tree's
+ * depth, the root's fan-out and messages (a collective's requests out and
+ * replies back), and the widest fan-out of any member.
  */
 #include "opal/opal_config.h"
 
@@ -23,7 +30,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "opal/mca/rpc/rpc_tree.h"
+#include "opal/runtime/opal_init.h"
+#include "opal/util/opal_error.h"
 #include "test/sim/swim_sim.h"
+#include "test/sim/tree_sim.h"
 
 typedef struct opts_t {
     uint32_t ns[16];
@@ -193,13 +204,64 @@ static int usage(const char *why)
         stderr,
         "swim_sim: %s\nusage: swim_sim [--n N[,N...]] [--loss P] [--delay MS] [--kill K] "
         "[--seconds S] [--seed X] [--period MS] [--ping-timeout MS] [--suspect MS] [--piggyback N] "
-        "[--piggyback-tx N] [--indirect K]\n",
+        "[--piggyback-tx N] [--indirect K]\n       swim_sim --trees K[,K...] [--n N[,N...]]\n",
         why);
     return 2;
 }
 
+/* The corpc tree table (docs/swim.md, "Trees"): the rpc framework's real
+ * shapes, each measured by walking it from the root (tree_sim_measure). */
+static int trees(const opts_t *o, const uint32_t *ks, int nk)
+{
+    static const char *const shapes[] = {"flat", "kary", "knomial"};
+    int rc = opal_init_util(NULL, NULL);
+    if (OPAL_SUCCESS != rc || OPAL_SUCCESS != (rc = opal_rpc_tree_open())) {
+        fprintf(stderr, "swim_sim: cannot open the rpc framework's tree shapes: %s\n",
+                opal_strerror(rc));
+        return 1;
+    }
+    printf("| shape | k | N | depth | root's children | messages at the root | widest "
+           "fan-out |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); ++s) {
+        const opal_rpc_tree_ops_t *ops = opal_rpc_tree_lookup(shapes[s]);
+        if (NULL == ops) {
+            fprintf(stderr, "swim_sim: the rpc framework has no shape %s\n", shapes[s]);
+            return 1;
+        }
+        tree_sim_shape_t shape = {.name = ops->name,
+                                  .nchildren = ops->nchildren,
+                                  .children = ops->children,
+                                  .parent = ops->parent};
+        /* flat has no k: one row per N. */
+        for (int j = 0; j < (0 == s ? 1 : nk); ++j) {
+            for (int i = 0; i < o->nn; ++i) {
+                tree_sim_result_t r;
+                const char *why = NULL;
+                uint32_t k = 0 == s ? OPAL_RPC_TREE_K_MIN : ks[j];
+                if (OPAL_SUCCESS != tree_sim_measure(&shape, o->ns[i], k, &r, &why)) {
+                    fprintf(stderr, "swim_sim: %s, k %u, N %u is not a tree: %s\n", shapes[s], k,
+                            o->ns[i], why);
+                    return 1;
+                }
+                char kcol[16] = "-";
+                if (0 != s) {
+                    snprintf(kcol, sizeof(kcol), "%u", k);
+                }
+                printf("| %s | %s | %u | %u | %u | %" PRIu64 " | %u |\n", shapes[s], kcol, o->ns[i],
+                       r.depth, r.root_children, r.root_messages, r.max_children);
+            }
+        }
+    }
+    (void) opal_rpc_tree_close();
+    (void) opal_finalize_util();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    uint32_t ks[16];
+    int nk = 0;
     opts_t o = {.ns = {100, 1000, 10000, 100000},
                 .nn = 4,
                 .loss = {0.01, 0.05},
@@ -214,7 +276,17 @@ int main(int argc, char **argv)
         if (NULL == v) {
             return usage("an option without its value");
         }
-        if (0 == strcmp(a, "--n")) {
+        if (0 == strcmp(a, "--trees")) {
+            nk = parse_list(v, ks, 16);
+            if (nk < 1) {
+                return usage("--trees takes a list of k");
+            }
+            for (int j = 0; j < nk; ++j) {
+                if (ks[j] < OPAL_RPC_TREE_K_MIN || ks[j] > OPAL_RPC_TREE_K_MAX) {
+                    return usage("--trees takes k from 2 to 64");
+                }
+            }
+        } else if (0 == strcmp(a, "--n")) {
             o.nn = parse_list(v, o.ns, 16);
             if (o.nn < 1) {
                 return usage("--n takes a list of group sizes 1..10000000");
@@ -255,6 +327,9 @@ int main(int argc, char **argv)
             return usage("a value that is not a number");
         }
     }
+    if (nk > 0) {
+        return trees(&o, ks, nk);
+    }
     const char *why;
     if (0 != opal_swim_params_check(&o.params, &why)) {
         return usage(why);
@@ -280,9 +355,5 @@ int main(int argc, char **argv)
             false_positives(&o, o.ns[i], o.loss[l]);
         }
     }
-    /* The corpc tree table (docs/swim.md, "Trees"): once rpc_tree.h's
-     * shapes are in this tree, a loop over opal_rpc_tree_lookup("flat",
-     * "kary", "knomial") and o.ns, each table copied into a
-     * tree_sim_shape_t (test/sim/tree_sim.h) and measured, prints it here. */
     return 0;
 }
