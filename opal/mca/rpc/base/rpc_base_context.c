@@ -300,7 +300,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         return;
     }
     if (NULL != op->in) {
-        rc = opal_rpc_codec_decode(op->in, payload, len, req->input);
+        rc = opal_rpc_codec_decode_with(op->in, opal_rpc_engine.bulk, payload, len, req->input);
         req->input_decoded = OPAL_SUCCESS == rc;
     } else if (0 != len) {
         rc = OPAL_ERR_PROTOCOL;
@@ -356,7 +356,8 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
             reason = strdup("an error reply whose reason does not decode");
         }
     } else if (NULL != req->op->out && !req->output_decoded) {
-        int rc = opal_rpc_codec_decode(req->op->out, payload, hdr->payload_len, req->output);
+        int rc = opal_rpc_codec_decode_with(req->op->out, opal_rpc_engine.bulk, payload,
+                                            hdr->payload_len, req->output);
         req->output_decoded = OPAL_SUCCESS == rc;
         if (OPAL_SUCCESS != rc) {
             char why[160];
