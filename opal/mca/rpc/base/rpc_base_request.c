@@ -441,7 +441,7 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
         /* The client hears why instead of waiting for its timeout. */
         char why[192];
         snprintf(why, sizeof(why), "output of opcode 0x%08x (%zu bytes) %s", req->opcode,
-                 req->op->out->size(req->output),
+                 NULL == req->op->out ? (size_t) 0 : req->op->out->size(req->output),
                  OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc
                      ? "is larger than the eager size and cannot go by bulk"
                      : "cannot be sent");
