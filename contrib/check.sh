@@ -73,14 +73,14 @@ step() {
 
 # count_checks BUILDDIR LABEL: adds up the "Checks: N, Failures: F, Errors: E"
 # lines Check wrote into the test logs of one run, and the "netns: N passed,
-# N failed, N skipped" lines of the shell tests.
+# N failed, N skipped" and "slurm: ..." lines of the shell tests.
 count_checks() {
     local dir=$1 label=$2 n f e
     read -r n f e < <(find "$dir/test" -name '*.log' -print0 2>/dev/null \
         | xargs -0 -r grep -h -o 'Checks: [0-9]*, Failures: [0-9]*, Errors: [0-9]*' \
         | awk -F'[:,] *' '{n+=$2; f+=$4; e+=$6} END {print n+0, f+0, e+0}')
     local sn sf
-    read -r sn sf < <(count_passed_failed "^netns: " \
+    read -r sn sf < <(count_passed_failed "^(netns|slurm): " \
         $(find "$dir/test" -name '*.log' 2>/dev/null))
     n=$((n + sn))
     f=$((f + sf))

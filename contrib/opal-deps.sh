@@ -1,10 +1,14 @@
 # Sourced by contrib/check.sh and contrib/quickstart.sh: installs the Debian
 # packages opal-mca builds and tests with, when they are missing.
 
+# A Slurm cluster on this machine (test/slurm/cluster.sh, docs/slurm.md):
+# the daemons, the client commands and the PMIx plugin (mpi_pmix_v4.so).
+opal_slurm_packages="munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins"
+
 opal_deps_packages="build-essential autoconf automake libtool pkg-config libltdl-dev
  check libsubunit-dev libhwloc-dev hwloc libfabric-dev libfabric-bin libibverbs-dev
  librdmacm-dev valgrind clang libpmix-dev openmpi-bin libopenmpi-dev
- libfuzzer-14-dev"
+ libfuzzer-14-dev $opal_slurm_packages"
 
 opal_install_deps() {
     local missing=() pkg

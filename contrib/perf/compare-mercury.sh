@@ -108,7 +108,7 @@ else
         echo "== building Mercury from $mercury_src into $cache (once)"
         rm -rf "$cache" && mkdir -p "$cache/build" || exit 1
         tar xzf "$mercury_src" -C "$cache" || exit 1
-        src=$(find "$cache" -maxdepth 1 -type d -name 'mercury-*' | head -n 1)
+        src=$(find "$cache" -mindepth 1 -maxdepth 1 -type d -name 'mercury-*' | head -n 1)
         (cd "$cache/build" &&
             cmake "$src" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=ON \
                 -DBUILD_TESTING_PERF=ON -DNA_USE_SM=ON -DNA_USE_OFI=ON >cmake.log 2>&1 &&

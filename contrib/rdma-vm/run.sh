@@ -91,7 +91,7 @@ done
 # ---------------------------------------------------------------- packages
 
 rdma_vm_packages="qemu-system-x86 busybox-static kmod rdma-core ibverbs-utils
- ibverbs-providers iproute2 libfabric-bin coreutils"
+ ibverbs-providers iproute2 libfabric-bin coreutils perftest"
 
 install_packages() {
     # shellcheck source=../opal-deps.sh

@@ -54,7 +54,8 @@ typedef struct opal_rte_hooks_t {
     /* Reads peer's value for key into a malloc'd *value the caller frees;
      * waits up to timeout_ns (negative: forever). OPAL_ERR_TIMEOUT (after a
      * message naming the peer and the key) or OPAL_ERR_NOT_FOUND (the
-     * value can never arrive). */
+     * value can never arrive). A timeout of 0 is a poll: OPAL_ERR_TIMEOUT
+     * without a message when the value is not there yet. */
     int (*rte_modex_get)(uint32_t peer, const char *key, void **value, size_t *size,
                          int64_t timeout_ns);
     /* Commits, then waits for every process of the job; with collect,

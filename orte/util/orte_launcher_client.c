@@ -511,7 +511,9 @@ int orte_launcher_client_get(uint32_t peer, const char *key, void **value, size_
         rc = msg.status;
         if (OPAL_SUCCESS == rc) {
             rc = copy_out(msg.value, msg.value_len, value, size);
-        } else if (OPAL_ERR_TIMEOUT == rc) {
+        } else if (OPAL_ERR_TIMEOUT == rc && 0 != timeout_ns) {
+            /* A zero timeout is a poll (btl/verbs looks for records of
+             * peers that may not have published yet): no message. */
             opal_output(0,
                         "orte_launcher_client: rank %" PRIu32 ": get of key '%s' from rank %" PRIu32
                         " timed out after %.3f s: rank %" PRIu32 " has not committed it",

@@ -1,7 +1,8 @@
 /*
  * rpc: DAOS CaRT's RPC engine on na (and bulk). The user-facing calls and
- * the framework's header (the tree shapes flat / kary / knomial, its
- * components, come later; the engine is rpc/base).
+ * the framework's header (its components are the tree shapes flat / kary /
+ * knomial, rpc_tree.h; groups and collective RPC are in rpc_group.h; the
+ * engine is rpc/base).
  *
  *   opal_rpc_init("ofi+tcp", true);          or NULL: this process only
  *   opal_rpc_context_t *ctx;  opal_rpc_context_create(0, &ctx);

@@ -1,5 +1,5 @@
 /*
- * The rpc framework (no component yet: the tree shapes come later), its
+ * The rpc framework (its components are the tree shapes, rpc_tree.h), its
  * variables, and the engine's init / finalize over a na class.
  */
 #include "opal/opal_config.h"
@@ -9,7 +9,9 @@
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/na/base/base.h"
+#include "opal/mca/rpc/base/rpc_base_group.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
+#include "opal/mca/rpc/rpc_swim.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
@@ -54,7 +56,12 @@ static int rpc_base_register(mca_base_register_flag_t flags)
             return index;
         }
     }
-    return OPAL_SUCCESS;
+    int rc = opal_rpc_base_tree_register();
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    /* SWIM's variables live under the framework's prefix (rpc_swim_*). */
+    return opal_swim_register_vars();
 }
 
 MCA_BASE_FRAMEWORK_DECLARE(opal, rpc, "Remote procedure calls (DAOS CaRT's engine)",
@@ -146,6 +153,16 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
                             opal_strerror(rc));
     }
     e->refcount = 1;
+    /* Collective RPC's protocol, the group registry and, in a job, this
+     * rank's URI in the modex (rpc_group.h). */
+    rc = opal_rpc_base_corpc_init();
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_base_group_init();
+    }
+    if (OPAL_SUCCESS != rc) {
+        (void) opal_rpc_finalize();
+        return rc;
+    }
     return OPAL_SUCCESS;
 out_close:
     (void) mca_base_framework_close(&opal_rpc_base_framework);
@@ -168,6 +185,8 @@ int opal_rpc_finalize(void)
             return OPAL_ERR_RESOURCE_BUSY;
         }
     }
+    opal_rpc_base_group_fini();
+    opal_rpc_base_corpc_fini();
     if (e->sched_open) {
         (void) opal_sched_finalize();
         e->sched_open = false;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/mca/rpc/base/rpc_base_group.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
@@ -152,6 +153,14 @@ int opal_rpc_base_proto_builtin(void)
     static const opal_rpc_proto_t query = {
         .name = "proto-query", .base = RPC_QUERY_BASE, .version = 1, .count = 2, .ops = query_ops};
     return proto_add(&query);
+}
+
+int opal_rpc_base_proto_add_reserved(const opal_rpc_proto_t *proto)
+{
+    opal_mutex_lock(&opal_rpc_engine.lock);
+    int rc = proto_add(proto);
+    opal_mutex_unlock(&opal_rpc_engine.lock);
+    return rc;
 }
 
 void opal_rpc_base_proto_clear(void)

@@ -33,6 +33,7 @@ const orte_ess_base_component_t mca_ess_pmix_component = {
 };
 
 static int priority;
+int mca_ess_pmix_register_cleanup;
 
 static int pmix_register(void)
 {
@@ -41,6 +42,17 @@ static int pmix_register(void)
         &mca_ess_pmix_component.base_version, "priority",
         "Priority of ess/pmix (a process started by a PMIx launcher)", MCA_BASE_VAR_TYPE_INT, NULL,
         MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL, &priority);
+    if (index < 0) {
+        return index;
+    }
+    mca_ess_pmix_register_cleanup = -1;
+    index = mca_base_component_var_register(
+        &mca_ess_pmix_component.base_version, "register_cleanup",
+        "Ask the PMIx server to remove the session directory when the process ends, even "
+        "killed: 1 always, 0 never, -1 when the server is Slurm's (Open MPI 4.1's mpirun "
+        "crashes at the end of a job that registered one and aborted)",
+        MCA_BASE_VAR_TYPE_INT, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_LOCAL, &mca_ess_pmix_register_cleanup);
     return index < 0 ? index : OPAL_SUCCESS;
 }
 

@@ -8,10 +8,13 @@
  * the caller's timeout ends, so that every launcher behaves like mcarun.
  *
  * The session directory is removed at finalize by local rank 0, after a
- * fence. It is not registered for cleanup with the server
- * (PMIX_REGISTER_CLEANUP_DIR): with Open MPI 4.1's mpirun over PMIx 4.2,
- * a job that registered one and then aborted makes mpirun crash or hang
- * in PMIx_server_finalize.
+ * fence. A process that is killed never gets there, so under Slurm each
+ * process also registers the directory for cleanup with the server
+ * (PMIX_REGISTER_CLEANUP_DIR), which removes it once the process is gone:
+ * the PMIx server lives in slurmstepd on every node. Not under other
+ * servers by default (ess_pmix_register_cleanup): with Open MPI 4.1's
+ * mpirun over PMIx 4.2, a job that registered one and then aborted makes
+ * mpirun crash or hang in PMIx_server_finalize.
  */
 #include "opal/opal_config.h"
 
@@ -143,6 +146,41 @@ static void get_hostname(orte_process_info_t *info)
     }
 }
 
+/* Slurm's PMIx plugin names a step's namespace slurm.pmix.<job>.<step>. */
+static bool server_is_slurm(void)
+{
+    return 0 == strncmp(myproc.nspace, "slurm.pmix.", strlen("slurm.pmix."));
+}
+
+/* Asks the server to remove the session directory when this process ends.
+ * A refusal is said but not fatal: the directory is still removed at a
+ * normal finalize. */
+static void register_cleanup(const char *dir)
+{
+    if (0 == mca_ess_pmix_register_cleanup ||
+        (mca_ess_pmix_register_cleanup < 0 && !server_is_slurm())) {
+        return;
+    }
+    pmix_info_t directives[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&directives[0], PMIX_REGISTER_CLEANUP_DIR, dir, PMIX_STRING);
+    PMIX_INFO_LOAD(&directives[1], PMIX_CLEANUP_RECURSIVE, &yes, PMIX_BOOL);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t status = PMIx_Job_control(NULL, 0, directives, 2, &results, &nresults);
+    PMIX_INFO_DESTRUCT(&directives[0]);
+    PMIX_INFO_DESTRUCT(&directives[1]);
+    if (NULL != results) {
+        PMIX_INFO_FREE(results, nresults);
+    }
+    if (PMIX_SUCCESS != status && PMIX_OPERATION_SUCCEEDED != status) {
+        opal_output(0,
+                    "ess/pmix: the PMIx server did not take %s for cleanup (%s): it stays if "
+                    "this process is killed",
+                    dir, PMIx_Error_string(status));
+    }
+}
+
 static int pmix_init(orte_process_info_t *info)
 {
     pmix_status_t status = PMIx_Init(&myproc, NULL, 0);
@@ -189,6 +227,7 @@ static int pmix_init(orte_process_info_t *info)
     if (OPAL_SUCCESS != rc) {
         goto fail;
     }
+    register_cleanup(info->session_dir);
     job_size = info->size;
     my_local_rank = info->local_rank;
     snprintf(session_dir, sizeof(session_dir), "%s", info->session_dir);

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs test/btl/btl_test_rank under srun --mpi=pmix across the cluster's
+# nodes with btl self,sm,ofi (ofi over tcp;ofi_rxm) and checks that the
+# multiplexer chose per peer:
+#
+#   expect-mux.sh NP PER_NODE CASE [CASE-ARGS...]
+#
+# PER_NODE ranks on each node, in blocks. The job must exit 0, no rank may
+# print FAILED, every rank r must print "rank r: CASE ok", and for every
+# other rank p "rank r: peer p: send over sm..." when p shares r's node
+# (sm first; ofi may follow as a second path) and "send over ofi;" when it
+# does not (sm must not claim a peer on another node).
+#
+# CASE killed: the last rank kills itself mid-transfer; srun must report
+# it ("task K: Killed") and exit non-zero, and every other rank must say
+# that its error callback named the victim (or that it survived its loss)
+# and "killed ok". Needs SRUN (cluster.sh run DIR srun) and BUILD. The
+# output is shown.
+set -u
+[ $# -ge 3 ] || { echo "usage: expect-mux.sh NP PER_NODE CASE [CASE-ARGS...]" >&2; exit 2; }
+np=$1 per_node=$2 case_name=$3
+shift 3
+nodes=$(((np + per_node - 1) / per_node))
+bad=0
+complain() {
+    echo "expect-mux: $*"
+    bad=1
+}
+# -K0: a rank that exits badly does not end the step at once (the killed
+# case's survivors finish); Slurm still ends it when a rank is killed.
+out=$(OPAL_MCA_btl=self,sm,ofi OPAL_MCA_ofi_provider_include='tcp;ofi_rxm' \
+    $SRUN --mpi=pmix -K0 -N "$nodes" -n "$np" --ntasks-per-node="$per_node" \
+    "$BUILD/test/btl/btl_test_rank" "$case_name" "$@" 2>&1)
+rc=$?
+echo "$out"
+victim=-1
+if [ "$case_name" = killed ]; then
+    victim=$((np - 1))
+    [ $rc -ne 0 ] || complain "srun exited 0 although rank $victim was killed"
+    echo "$out" | grep -qE "^srun: error: node[0-9]+: task $victim: Killed" ||
+        complain "srun did not report task $victim killed"
+else
+    [ $rc -eq 0 ] || complain "srun exited $rc"
+fi
+echo "$out" | grep -q FAILED && complain "a rank reported a failure"
+for ((r = 0; r < np; r++)); do
+    [ $r -eq $victim ] && continue
+    if [ $victim -ge 0 ]; then
+        echo "$out" | grep -qF "rank $r: survived the loss of rank $victim" ||
+            complain "rank $r did not say it survived the loss of rank $victim"
+    fi
+    echo "$out" | grep -qxF "rank $r: $case_name ok" || complain "rank $r did not say '$case_name ok'"
+    for ((p = 0; p < np; p++)); do
+        [ $p -eq $r ] && continue
+        line=$(echo "$out" | grep -F "rank $r: peer $p: send over " | head -n 1)
+        if [ -z "$line" ]; then
+            complain "rank $r did not say how it reaches rank $p"
+        elif [ $((p / per_node)) -eq $((r / per_node)) ]; then
+            [[ $line == "rank $r: peer $p: send over sm"[,\;]* ]] ||
+                complain "rank $r reaches rank $p (its node) otherwise than over sm first: $line"
+        else
+            [[ $line == "rank $r: peer $p: send over ofi;"* ]] ||
+                complain "rank $r reaches rank $p (another node) otherwise than over ofi alone: $line"
+        fi
+    done
+done
+exit $bad
