@@ -101,7 +101,7 @@ _opal_mca_opal_perf() {
     local prevprev=${COMP_WORDS[COMP_CWORD - 2]:-}
     _opal_mca_complete_mca "${COMP_WORDS[0]}" "$cur" "$prev" "$prevprev" && return
     if ((COMP_CWORD == 1)) && [[ $cur != -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "latency bw bibw rate" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "latency bw bibw rate na-lat na-put na-get bulk-pull bulk-push server rpc-rate rpc-lat rpc-bw rpc-server" -- "$cur")
         return
     fi
     mapfile -t COMPREPLY < <(compgen -W "$(_opal_mca_options "${COMP_WORDS[0]}")" -- "$cur")

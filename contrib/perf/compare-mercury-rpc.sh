@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# compare-mercury-rpc.sh: opal-mca's rpc engine (opal_perf rpc-rate)
-# against Mercury 2.4.1's hg_rate, on the same transport, in one run.
+# compare-mercury-rpc.sh: opal-mca's rpc engine (opal_perf rpc-rate and
+# rpc-bw) against Mercury 2.4.1's hg_rate, hg_bw_read and hg_bw_write, on
+# the same transport, in one run.
 #
-# Usage: contrib/perf/compare-mercury-rpc.sh --mercury-build DIR [options] [BUILD_DIR]
+# Usage: contrib/perf/compare-mercury-rpc.sh [--mercury-build DIR] [options] [BUILD_DIR]
 #
 #   BUILD_DIR            an opal-mca build tree (default: _build)
-#   --mercury-build DIR  a Mercury build tree with bin/hg_rate and
-#                        bin/hg_perf_server (see ../shared/peers/README.md)
+#   --mercury-build DIR  a Mercury build tree with bin/hg_rate, hg_bw_read,
+#                        hg_bw_write and hg_perf_server (default: the cache
+#                        contrib/perf/compare-mercury.sh builds Mercury into,
+#                        ${XDG_CACHE_HOME:-~/.cache}/opal-mca/mercury-2.4.1/build)
+#   --tests LIST         rate, bw (default "rate bw")
 #   --transports LIST    shm, sm, tcp (default "shm sm tcp"): Mercury ofi+shm
 #                        against our ofi+shm (the same transport), Mercury's
 #                        own na+sm against our ofi+shm (until na/btl over
@@ -16,15 +20,25 @@
 #   --rounds N           rounds (default 5), each runs Mercury then ours
 #   --size N             argument bytes (default 8)
 #   --iterations N       RPCs per measurement (default 20000)
+#   --bw-sizes LIST      bw chunk sizes (default 64k,256k,1m,4m)
+#   --bw-iterations N    bw RPCs per size (default 100), each moving 64 chunks
 #
-# Servers run on core 0, clients on core 1; in every round Mercury and
-# ours alternate. The medians of the rounds and their ratio (ours /
-# Mercury) are printed per transport, window and mode; the target is a
-# ratio of at least 1.5 (1.2 over tcp).
+# rate: hg_rate against opal_perf rpc-rate (null RPCs with an IOV of the
+# size). bw: hg_bw_read / hg_bw_write (the server's handler pulls /
+# pushes 64 chunks of the size from / into the client's bulk handle per
+# RPC, MB/s with -M) against opal_perf rpc-bw (the same, both directions),
+# busy polling. Servers run on core 0, clients on core 1; in every round
+# Mercury and ours alternate. The medians of the rounds and their ratio
+# (ours / Mercury) are printed per transport, window and mode (rate) and
+# per transport, direction and size (bw); the targets are a rate ratio of
+# at least 1.5 (1.2 over tcp) and a bulk read ratio of at least 1.2.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-mercury_build=""
+mercury_build=${XDG_CACHE_HOME:-$HOME/.cache}/opal-mca/mercury-2.4.1/build
+tests="rate bw"
+bw_sizes="64k,256k,1m,4m"
+bw_iterations=100
 transports="shm sm tcp"
 windows="1 16"
 modes="busy blocking"
@@ -41,17 +55,23 @@ while [ $# -gt 0 ]; do
         --rounds) rounds=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --iterations) iterations=$2; shift 2 ;;
-        -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --tests) tests=$2; shift 2 ;;
+        --bw-sizes) bw_sizes=$2; shift 2 ;;
+        --bw-iterations) bw_iterations=$2; shift 2 ;;
+        -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compare-mercury-rpc.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         *) target=$1; shift ;;
     esac
 done
-for n in "$rounds" "$iterations" "$size"; do
-    case "$n" in '' | *[!0-9]*) echo "compare-mercury-rpc.sh: --rounds, --iterations and --size need numbers" >&2; exit 2 ;; esac
+for n in "$rounds" "$iterations" "$size" "$bw_iterations"; do
+    case "$n" in '' | *[!0-9]*) echo "compare-mercury-rpc.sh: --rounds, --iterations, --size and --bw-iterations need numbers" >&2; exit 2 ;; esac
+done
+for t in $tests; do
+    case "$t" in rate | bw) ;; *) echo "compare-mercury-rpc.sh: test '$t' is not rate or bw" >&2; exit 2 ;; esac
 done
 mbin=$mercury_build/bin
-for tool in hg_rate hg_perf_server; do
-    [ -x "$mbin/$tool" ] || { echo "compare-mercury-rpc.sh: $mbin/$tool is missing (--mercury-build)" >&2; exit 2; }
+for tool in hg_rate hg_bw_read hg_bw_write hg_perf_server; do
+    [ -x "$mbin/$tool" ] || { echo "compare-mercury-rpc.sh: $mbin/$tool is missing (--mercury-build, or run contrib/perf/compare-mercury.sh once to build Mercury into its cache)" >&2; exit 2; }
 done
 target=${target:-$top/_build}
 opal_perf=$target/tools/opal_perf/opal_perf
@@ -101,6 +121,71 @@ ours_rate() { # transport window mode
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# The bw sizes in bytes, and the range Mercury is asked for.
+bw_bytes=$(echo "$bw_sizes" | tr ',' '\n' | awk '/[kK]$/ { print $0 * 1024; next } /[mM]$/ { print $0 * 1048576; next } { print $0 + 0 }')
+bw_min=$(echo "$bw_bytes" | sort -n | head -n 1)
+bw_max=$(echo "$bw_bytes" | sort -n | tail -n 1)
+
+# Mercury's hg_bw_read or hg_bw_write once: its "size MB/s" rows.
+mercury_bw() { # transport tool
+    local na proto
+    case "$1" in shm) na=ofi; proto=shm ;; sm) na=na; proto=sm ;; tcp) na=ofi; proto=tcp ;; esac
+    (cd "$work" && rm -f port.cfg &&
+        { taskset -c 0 timeout 300 "$mbin/hg_perf_server" -c $na -p $proto -b >server.log 2>&1 &
+          echo $! >server.pid; } &&
+        for _ in $(seq 100); do [ -s port.cfg ] && break; sleep 0.1; done &&
+        taskset -c 1 timeout 300 "$mbin/$2" -c $na -p $proto -b -l "$bw_iterations" -w 64 -M \
+            -y "$bw_min" -z "$bw_max" 2>/dev/null | awk '/^[0-9]/ { print $1, $2 }')
+    spid=$(cat "$work/server.pid" 2>/dev/null)
+    [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+    spid=""
+}
+
+# opal_perf rpc-bw once: its "size read write" rows.
+ours_bw() { # transport
+    local info
+    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; esac
+    rm -f "$work/uri"
+    taskset -c 0 timeout 300 "$opal_perf" rpc-server --na $info --uri-file "$work/uri" \
+        >"$work/oserver.log" 2>&1 &
+    spid=$!
+    taskset -c 1 timeout 300 "$opal_perf" rpc-bw --na $info --uri-file "$work/uri" \
+        --sizes "$bw_sizes" -W 64 -i "$bw_iterations" 2>/dev/null | awk '/^[0-9]/ { print $1, $2, $3 }'
+    wait "$spid" 2>/dev/null
+    spid=""
+}
+
+# The median of column col of the rows of size s in file f.
+median_of() { # file size col
+    awk -v s="$2" -v c="$3" '$1 == s { print $c }' "$1" | median
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0 && a + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+case " $tests " in *" bw "*)
+    echo "== bw: hg_bw_read / hg_bw_write against opal_perf rpc-bw, 64 chunks per RPC, busy polling, $rounds rounds"
+    printf '%-10s %-6s %10s %14s %14s %8s\n' transport dir size "Mercury MB/s" "ours MB/s" ratio
+    for t in $transports; do
+        : >"$work/bw.read" && : >"$work/bw.write" && : >"$work/bw.ours"
+        for _ in $(seq "$rounds"); do
+            mercury_bw "$t" hg_bw_read >>"$work/bw.read"
+            ours_bw "$t" >>"$work/bw.ours"
+            mercury_bw "$t" hg_bw_write >>"$work/bw.write"
+        done
+        for s in $bw_bytes; do
+            mm=$(median_of "$work/bw.read" "$s" 2)
+            om=$(median_of "$work/bw.ours" "$s" 2)
+            printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" read "$s" "$mm" "$om" "$(ratio "$om" "$mm")"
+            mm=$(median_of "$work/bw.write" "$s" 2)
+            om=$(median_of "$work/bw.ours" "$s" 3)
+            printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" write "$s" "$mm" "$om" "$(ratio "$om" "$mm")"
+        done
+    done
+    ;;
+esac
+
+case " $tests " in *" rate "*) ;; *) exit 0 ;; esac
+echo "== rate: hg_rate against opal_perf rpc-rate, $size-byte arguments, $iterations RPCs, $rounds rounds"
 printf '%-10s %-7s %-9s %14s %14s %8s\n' transport window mode "Mercury RPC/s" "ours RPC/s" ratio
 for t in $transports; do
     for w in $windows; do

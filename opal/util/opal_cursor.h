@@ -34,6 +34,10 @@ typedef struct opal_cursor_t {
     size_t size;
     size_t pos;
     bool failed;
+    /* What a decoder needs besides the bytes, set by whoever starts the
+     * decoding (the rpc codecs: the bulk class BULK fields deserialize
+     * with); NULL from the init functions. */
+    void *decode_ctx;
 } opal_cursor_t;
 
 /* A cursor writing into buf (size bytes), from its start. */
@@ -43,6 +47,7 @@ static inline void opal_cursor_init_write(opal_cursor_t *c, void *buf, size_t si
     c->size = NULL == buf ? 0 : size;
     c->pos = 0;
     c->failed = false;
+    c->decode_ctx = NULL;
 }
 
 /* A cursor reading buf (size bytes), from its start. */

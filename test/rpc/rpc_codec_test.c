@@ -8,6 +8,7 @@
 
 #include "opal/mca/rpc/rpc_codec.h"
 #include "opal/util/opal_error.h"
+#include "test/bulk/bulk_test_support.h"
 #include "test/rpc/rpc_test_types.h"
 #include "test/support/opal_test.h"
 
@@ -305,6 +306,225 @@ START_TEST(encode_into_too_small_buffer_fails)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- BULK */
+
+/* Two "processes" of the bulk tests' fake na: the sender's handles are
+ * encoded, decoded with the receiver's bulk class, and pulled from. */
+typedef struct {
+    bulk_peer_t peers[2];
+    uint8_t small[100]; /* read-only, within bulk's eager size: inline */
+    uint8_t *large;     /* read-write, 64 KiB: by memory handle */
+    opal_bulk_t *handles[3];
+    carrier_t in;
+} carrier_setup_t;
+
+#define LARGE (64 * 1024)
+
+static void carrier_open(carrier_setup_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    bulk_test_init(NULL);
+    fake_na_opts_t opts = {.rma = true, .max_segments = 4};
+    bulk_peer_open(&t->peers[0], &opts);
+    bulk_peer_open(&t->peers[1], &opts);
+    bulk_fill(t->small, sizeof(t->small), 1);
+    t->large = malloc(LARGE);
+    bulk_fill(t->large, LARGE, 2);
+    void *bufs[1] = {t->small};
+    size_t sizes[1] = {sizeof(t->small)};
+    opal_bulk_class_t *bc = t->peers[0].bc;
+    ck_assert_int_eq(opal_bulk_create(bc, 1, bufs, sizes, OPAL_BULK_READ_ONLY, &t->handles[0]),
+                     OPAL_SUCCESS);
+    /* Two segments, so the array's second element differs in shape. */
+    void *two[2] = {t->large, t->large + LARGE / 2};
+    size_t halves[2] = {LARGE / 2, LARGE / 2};
+    ck_assert_int_eq(opal_bulk_create(bc, 2, two, halves, OPAL_BULK_READ_WRITE, &t->handles[1]),
+                     OPAL_SUCCESS);
+    bufs[0] = t->large;
+    sizes[0] = 10;
+    ck_assert_int_eq(opal_bulk_create(bc, 1, bufs, sizes, OPAL_BULK_WRITE_ONLY, &t->handles[2]),
+                     OPAL_SUCCESS);
+    t->in.tag = 77;
+    t->in.data = t->handles[1];
+    t->in.none = NULL;
+    t->in.name = "carrier";
+    t->in.parts.count = 2;
+    t->in.parts.elems = &t->handles[0];
+}
+
+static void carrier_close(carrier_setup_t *t)
+{
+    for (int i = 0; i < 3; ++i) {
+        ck_assert_int_eq(opal_bulk_free(t->handles[i]), OPAL_SUCCESS);
+    }
+    free(t->large);
+    bulk_peer_close(&t->peers[1]);
+    bulk_peer_close(&t->peers[0]);
+    bulk_test_fini(NULL);
+}
+
+typedef struct {
+    bool done;
+    int ret;
+} pulled_t;
+
+static void on_pulled(const opal_bulk_cb_info_t *info)
+{
+    pulled_t *p = info->arg;
+    p->ret = info->ret;
+    p->done = true;
+}
+
+/* Pulls len bytes at offset of remote (a handle peers[1] decoded) into a
+ * buffer of peers[1], and returns it (malloc'd). */
+static uint8_t *pull(carrier_setup_t *t, opal_bulk_t *remote, size_t offset, size_t len)
+{
+    bulk_peer_t *me = &t->peers[1];
+    uint8_t *dst = calloc(1, len);
+    void *bufs[1] = {dst};
+    opal_bulk_t *local = NULL;
+    ck_assert_int_eq(opal_bulk_create(me->bc, 1, bufs, &len, OPAL_BULK_WRITE_ONLY, &local),
+                     OPAL_SUCCESS);
+    opal_na_addr_t *origin = fake_na_addr_of(me->na, t->peers[0].na);
+    pulled_t r = {false, 0};
+    ck_assert_int_eq(opal_bulk_transfer(me->bc, me->ctx, on_pulled, &r, OPAL_BULK_PULL, origin, 0,
+                                        remote, offset, local, 0, len, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(bulk_progress(t->peers, 2, &r.done));
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    opal_na_addr_free(me->na, origin);
+    ck_assert_int_eq(opal_bulk_free(local), OPAL_SUCCESS);
+    return dst;
+}
+
+START_TEST(bulk_field_round_trips_and_is_pulled_from)
+{
+    carrier_setup_t t;
+    carrier_t out;
+    size_t len;
+    carrier_open(&t);
+    uint8_t *buf = encode(&carrier_codec, &t.in, &len);
+    ck_assert_int_eq(opal_rpc_codec_decode_with(&carrier_codec, t.peers[1].bc, buf, len, &out),
+                     OPAL_SUCCESS);
+    ck_assert_uint_eq(out.tag, 77);
+    ck_assert_str_eq(out.name, "carrier");
+    ck_assert_ptr_null(out.none);
+    ck_assert_ptr_nonnull(out.data);
+    ck_assert_uint_eq(opal_bulk_get_size(out.data), LARGE);
+    ck_assert_uint_eq(opal_bulk_get_segment_count(out.data), 2);
+    ck_assert_uint_eq(opal_bulk_get_flags(out.data), OPAL_BULK_READ_WRITE);
+    ck_assert_uint_eq(out.parts.count, 2);
+    ck_assert_uint_eq(opal_bulk_get_size(out.parts.elems[0]), sizeof(t.small));
+    ck_assert_uint_eq(opal_bulk_get_flags(out.parts.elems[0]), OPAL_BULK_READ_ONLY);
+    ck_assert_uint_eq(opal_bulk_get_flags(out.parts.elems[1]), OPAL_BULK_READ_WRITE);
+    /* The decoded handles re-encode to the same bytes. */
+    size_t again_len;
+    uint8_t *again = encode(&carrier_codec, &out, &again_len);
+    ck_assert_uint_eq(again_len, len);
+    ck_assert_mem_eq(again, buf, len);
+    free(again);
+    /* And they name the sender's memory: a pull across the segment
+     * boundary and one of the inline handle give the sender's bytes. */
+    uint8_t *got = pull(&t, out.data, LARGE / 2 - 100, 300);
+    ck_assert_mem_eq(got, t.large + LARGE / 2 - 100, 300);
+    free(got);
+    got = pull(&t, out.parts.elems[0], 0, sizeof(t.small));
+    ck_assert_mem_eq(got, t.small, sizeof(t.small));
+    free(got);
+    carrier_free(&out);
+    free(buf);
+    carrier_close(&t);
+}
+END_TEST
+
+START_TEST(bulk_field_needs_a_bulk_class)
+{
+    carrier_setup_t t;
+    carrier_t out;
+    size_t len;
+    carrier_open(&t);
+    uint8_t *buf = encode(&carrier_codec, &t.in, &len);
+    ck_assert_int_eq(opal_rpc_codec_decode(&carrier_codec, buf, len, &out), OPAL_ERR_PROTOCOL);
+    ck_assert_ptr_null(out.data);
+    ck_assert_ptr_null(out.parts.elems);
+    free(buf);
+    /* NULL handles only: no bulk class needed. */
+    carrier_t empty = {.tag = 1, .name = "x"};
+    buf = encode(&carrier_codec, &empty, &len);
+    ck_assert_uint_eq(len, 4 + 4 + 4 + (4 + 1) + 4);
+    ck_assert_int_eq(opal_rpc_codec_decode(&carrier_codec, buf, len, &out), OPAL_SUCCESS);
+    ck_assert_ptr_null(out.data);
+    ck_assert_uint_eq(out.parts.count, 0);
+    carrier_free(&out);
+    free(buf);
+    carrier_close(&t);
+}
+END_TEST
+
+START_TEST(bulk_field_every_prefix_and_bad_length_are_refused)
+{
+    carrier_setup_t t;
+    carrier_t out;
+    size_t len;
+    carrier_open(&t);
+    uint8_t *buf = encode(&carrier_codec, &t.in, &len);
+    for (size_t n = 0; n < len; ++n) {
+        uint8_t *prefix = malloc(n + 1);
+        memcpy(prefix, buf, n);
+        ck_assert_int_eq(opal_rpc_codec_decode_with(&carrier_codec, t.peers[1].bc, prefix, n, &out),
+                         OPAL_ERR_PROTOCOL);
+        ck_assert_ptr_null(out.data);
+        ck_assert_ptr_null(out.parts.elems);
+        free(prefix);
+    }
+    /* The data handle's length one more and one less than its bytes: the
+     * handle is refused (truncated, or bytes left over), never read past. */
+    uint32_t hlen = (uint32_t) opal_bulk_get_serialize_size(t.handles[1], OPAL_BULK_EAGER);
+    for (int delta = -1; delta <= 1; delta += 2) {
+        opal_cursor_t c;
+        opal_cursor_init_write(&c, buf + 4, 4);
+        opal_cursor_put_u32(&c, hlen + (uint32_t) delta);
+        ck_assert_int_eq(opal_rpc_codec_decode_with(&carrier_codec, t.peers[1].bc, buf, len, &out),
+                         OPAL_ERR_PROTOCOL);
+        ck_assert_ptr_null(out.data);
+    }
+    free(buf);
+    carrier_close(&t);
+}
+END_TEST
+
+START_TEST(bulk_field_random_mutations_never_crash)
+{
+    carrier_setup_t t;
+    carrier_t out;
+    size_t len;
+    unsigned int seed = 7;
+    carrier_open(&t);
+    uint8_t *buf = encode(&carrier_codec, &t.in, &len);
+    uint8_t *copy = malloc(len);
+    size_t rounds = opal_test_iterations(3000);
+    int accepted = 0;
+    for (size_t r = 0; r < rounds; ++r) {
+        memcpy(copy, buf, len);
+        int flips = 1 + rand_r(&seed) % 3;
+        for (int f = 0; f < flips; ++f) {
+            copy[(size_t) rand_r(&seed) % len] = (uint8_t) rand_r(&seed);
+        }
+        if (OPAL_SUCCESS ==
+            opal_rpc_codec_decode_with(&carrier_codec, t.peers[1].bc, copy, len, &out)) {
+            ++accepted;
+            carrier_free(&out); /* releases every handle it deserialized */
+        }
+    }
+    /* Inline bytes and the tag are free to change; most other bytes are not. */
+    ck_assert_int_gt(accepted, 0);
+    ck_assert_int_lt(accepted, (int) rounds);
+    free(copy);
+    free(buf);
+    carrier_close(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rpc_codec");
@@ -318,5 +538,9 @@ int main(void)
     OPAL_TEST_ADD(s, pointer_marker_other_than_0_or_1_is_refused);
     OPAL_TEST_ADD(s, random_mutations_never_crash);
     OPAL_TEST_ADD(s, encode_into_too_small_buffer_fails);
+    OPAL_TEST_ADD(s, bulk_field_round_trips_and_is_pulled_from);
+    OPAL_TEST_ADD(s, bulk_field_needs_a_bulk_class);
+    OPAL_TEST_ADD(s, bulk_field_every_prefix_and_bad_length_are_refused);
+    OPAL_TEST_ADD(s, bulk_field_random_mutations_never_crash);
     return opal_test_run(s);
 }

@@ -3,6 +3,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "test/rpc/rpc_test_proto.h"
@@ -40,6 +41,39 @@ static void sum(opal_rpc_request_t *req)
     (void) opal_rpc_reply_send(req);
 }
 
+static void fill(opal_rpc_request_t *req)
+{
+    const rpc_test_in_t *in = opal_rpc_req_input(req);
+    rpc_test_out_t *out = opal_rpc_req_output(req);
+    uint8_t *bytes = malloc(in->value + 1);
+    if (NULL == bytes) {
+        (void) opal_rpc_reply_error(req, OPAL_ERR_OUT_OF_RESOURCE, "fill: no memory");
+        return;
+    }
+    for (uint32_t i = 0; i < in->value; ++i) {
+        bytes[i] = rpc_test_byte(i);
+    }
+    out->value = in->value;
+    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
+    out->data.buf = bytes;
+    out->data.len = in->value;
+    /* The reply is encoded (or exposed by bulk, a copy) before this returns. */
+    (void) opal_rpc_reply_send(req);
+    out->data.buf = NULL;
+    out->data.len = 0;
+    free(bytes);
+}
+
+static void held(opal_rpc_request_t *req)
+{
+    rpc_test_out_t *out = opal_rpc_req_output(req);
+    opal_rpc_stats_t stats;
+    opal_rpc_context_stats(opal_rpc_req_context(req), &stats);
+    out->value = (uint32_t) stats.bulk_outputs_held;
+    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
+    (void) opal_rpc_reply_send(req);
+}
+
 static void note(opal_rpc_request_t *req)
 {
     (void) req;
@@ -58,6 +92,8 @@ static const opal_rpc_op_t ops[RPC_TEST_COUNT] = {
     [RPC_TEST_NOTE] = {.handler = note, .in = &rpc_test_in_codec, .flags = OPAL_RPC_OP_ONEWAY},
     [RPC_TEST_STOP] = {.handler = stop, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
     [RPC_TEST_SUM] = {.handler = sum, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_FILL] = {.handler = fill, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_HELD] = {.handler = held, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
 };
 
 int rpc_test_proto_register(volatile bool *stop)

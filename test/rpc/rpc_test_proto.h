@@ -3,7 +3,8 @@
  * register it alike): echo (a value, a string and an IOV back), sleep
  * (replies after a delay, so requests stay in flight), note (one-way),
  * stop (ends the server), sum (the bytes of the IOV added up, for inputs
- * of any size).
+ * of any size), fill (an output of `value` bytes, rpc_test_byte(i) each),
+ * held (the server context's outputs held by bulk, in value).
  */
 #ifndef TEST_RPC_RPC_TEST_PROTO_H
 #define TEST_RPC_RPC_TEST_PROTO_H
@@ -11,7 +12,22 @@
 #include "opal/mca/rpc/rpc.h"
 
 #define RPC_TEST_BASE 0x21
-enum { RPC_TEST_ECHO, RPC_TEST_SLEEP, RPC_TEST_NOTE, RPC_TEST_STOP, RPC_TEST_SUM, RPC_TEST_COUNT };
+enum {
+    RPC_TEST_ECHO,
+    RPC_TEST_SLEEP,
+    RPC_TEST_NOTE,
+    RPC_TEST_STOP,
+    RPC_TEST_SUM,
+    RPC_TEST_FILL,
+    RPC_TEST_HELD,
+    RPC_TEST_COUNT
+};
+
+/* Byte i of a fill output. */
+static inline uint8_t rpc_test_byte(size_t i)
+{
+    return (uint8_t) (i * 13 + (i >> 16));
+}
 
 #define RPC_TEST_IN_FIELDS(X)                                                                      \
     X(uint32_t, value, VAR)                                                                        \

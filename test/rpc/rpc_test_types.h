@@ -41,4 +41,13 @@ OPAL_RPC_STRUCT(shape, SHAPE_FIELDS);
     X(uint32_t, empty, ARRAY_VAR)
 OPAL_RPC_STRUCT(every, EVERY_FIELDS);
 
+/* Bulk handles: decoding needs a bulk class (opal_rpc_codec_decode_with). */
+#define CARRIER_FIELDS(X)                                                                          \
+    X(uint32_t, tag, VAR)                                                                          \
+    X(opal_bulk_t *, data, BULK)                                                                   \
+    X(opal_bulk_t *, none, BULK)                                                                   \
+    X(char *, name, STRING)                                                                        \
+    X(opal_bulk_t *, parts, ARRAY_BULK)
+OPAL_RPC_STRUCT(carrier, CARRIER_FIELDS);
+
 #endif /* TEST_RPC_RPC_TEST_TYPES_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tools/opal_perf/opal_perf.h"
@@ -289,13 +290,23 @@ START_TEST(help_gives_the_codes_default_counts)
         {"latency", PERF_LATENCY},
         {"bw and bibw", PERF_BW},
         {"rate", PERF_RATE},
+        {"na-lat and rpc-lat", PERF_RPC_LAT},
+        {"na-put, na-get, bulk-pull, bulk-push and rpc-bw", PERF_RPC_BW},
     };
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); ++i) {
         expect_default(usage, commands[i].words, commands[i].command, perf_iterations,
                        "--iterations");
         expect_default(usage, commands[i].words, commands[i].command, perf_warmup, "--warmup");
     }
-    /* bibw shares bw's defaults, as the text says. */
+    /* The commands named together share their defaults, as the text says. */
+    perf_options_t na_lat = {.command = PERF_NA_LAT, .iterations = -1, .warmup = -1};
+    perf_options_t rpc_lat = {.command = PERF_RPC_LAT, .iterations = -1, .warmup = -1};
+    ck_assert_int_eq(perf_iterations(&na_lat, 1 << 20), perf_iterations(&rpc_lat, 1 << 20));
+    ck_assert_int_eq(perf_warmup(&na_lat, 1), perf_warmup(&rpc_lat, 1));
+    perf_options_t pull = {.command = PERF_BULK_PULL, .iterations = -1, .warmup = -1};
+    perf_options_t rpc_bw = {.command = PERF_RPC_BW, .iterations = -1, .warmup = -1};
+    ck_assert_int_eq(perf_iterations(&pull, 1), perf_iterations(&rpc_bw, 1));
+    ck_assert_int_eq(perf_warmup(&pull, 1 << 20), perf_warmup(&rpc_bw, 1 << 20));
     perf_options_t bw = {.command = PERF_BW, .iterations = -1, .warmup = -1};
     perf_options_t bibw = {.command = PERF_BIBW, .iterations = -1, .warmup = -1};
     ck_assert_int_eq(perf_iterations(&bw, 1), perf_iterations(&bibw, 1));
@@ -728,6 +739,76 @@ START_TEST(two_ranks_over_self_ofi_shm)
 }
 END_TEST
 
+/* rpc-lat and rpc-bw in a job: rank 1 serves over na/btl (btl/sm), sizes
+ * around the eager size and 1 MiB (by bulk both ways), every RPC's
+ * answer checked (--validate). */
+START_TEST(rpc_lat_and_bw_in_a_job_over_btl)
+{
+    static const char *const commands[] = {"rpc-lat", "rpc-bw"};
+    static const size_t sizes[] = {0, 8, 65536, 1048576};
+    for (size_t i = 0; i < 2; ++i) {
+        mcarun_run_t run;
+        MCARUN(&run, "-np", "2", "--timeout", "120", perf_prog, commands[i], "--na", "btl",
+               "--sizes", "0,8,64k,1m", "-i", "10", "-x", "1", "-W", "4", "--validate", "--mca",
+               "btl", "self,sm");
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, table_ok(run.out, 0 == i ? "Median (us)" : "Read (MB/s)", sizes, 4, 2));
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
+/* rpc-server and an rpc-lat / rpc-bw client started alone over ofi+tcp,
+ * the URI through a file; the client's end stops the server (exit 0). */
+START_TEST(rpc_lat_and_bw_between_processes_started_alone)
+{
+    if (!mcarun_test_component_built("na", "ofi", OPAL_PERF_TEST_PLUGIN_DIRS)) {
+        fprintf(stderr, "rpc_lat_and_bw_between_processes_started_alone: na/ofi is not built\n");
+        return;
+    }
+    static const char *const commands[] = {"rpc-lat", "rpc-bw"};
+    static const size_t sizes[] = {8, 4096, 300000};
+    for (size_t i = 0; i < 2; ++i) {
+        char path[] = "/tmp/opal_perf_rpc_uri_XXXXXX";
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        unlink(path);
+        fflush(stdout);
+        fflush(stderr);
+        pid_t server = fork();
+        ck_assert_int_ge(server, 0);
+        if (0 == server) {
+            int null = open("/dev/null", O_RDWR);
+            dup2(null, 1);
+            execl(perf_prog, perf_prog, "rpc-server", "--na", "ofi+tcp", "--uri-file", path,
+                  (char *) NULL);
+            _exit(126);
+        }
+        mcarun_run_t run;
+        ALONE(&run, commands[i], "--na", "ofi+tcp", "--uri-file", path, "--sizes", "8,4k,300000",
+              "-i", "10", "-x", "1", "-W", "4", "--validate", "--json");
+        int status = -1;
+        ck_assert_int_eq(waitpid(server, &status, 0), server);
+        unlink(path);
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, WIFEXITED(status) && 0 == WEXITSTATUS(status));
+        char *why = NULL;
+        bool valid = json_check(run.out, &why);
+        free(why);
+        EXPECT(&run, valid);
+        for (size_t k = 0; k < 3; ++k) {
+            char text[64];
+            snprintf(text, sizeof(text), "{\"size\": %zu, \"iterations\": 10,", sizes[k]);
+            EXPECT(&run, has(run.out, text));
+        }
+        EXPECT(&run,
+               3 == mcarun_test_count(run.out, 0 == i ? "\"median_us\": " : "\"write_mb_s\": "));
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
 START_TEST(two_ranks_over_self_alone_fail_with_reasons)
 {
     mcarun_run_t run;
@@ -776,5 +857,7 @@ int main(void)
     OPAL_TEST_ADD(s, two_ranks_over_self_ofi_shm);
     OPAL_TEST_ADD(s, two_ranks_over_self_ofi_tcp);
     OPAL_TEST_ADD(s, two_ranks_over_self_alone_fail_with_reasons);
+    OPAL_TEST_ADD(s, rpc_lat_and_bw_in_a_job_over_btl);
+    OPAL_TEST_ADD(s, rpc_lat_and_bw_between_processes_started_alone);
     return opal_test_run(s);
 }

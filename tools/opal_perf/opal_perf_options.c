@@ -26,12 +26,15 @@ static const opal_cmd_line_option_t options[] = {
     {"max-size", '\0', 1, "<size>", "Largest size of a range (default 4m)"},
     {"iterations", 'i', 1, "<n>",
      "Timed iterations per size (default: latency 10000, 1000 above 8k; bw and bibw 100, 20 "
-     "above 8k; rate 1000, 100 above 8k)"},
+     "above 8k; rate 1000, 100 above 8k; na-lat and rpc-lat 10000, 1000 above 8k; na-put, "
+     "na-get, bulk-pull, bulk-push and rpc-bw 100, 20 above 8k; rpc-rate 20000)"},
     {"warmup", 'x', 1, "<n>",
      "Untimed iterations before them (default: latency 1000, 100 above 8k; bw and bibw 10, 2 "
-     "above 8k; rate 100, 10 above 8k)"},
+     "above 8k; rate 100, 10 above 8k; na-lat and rpc-lat 1000, 100 above 8k; na-put, "
+     "na-get, bulk-pull, bulk-push and rpc-bw 10, 2 above 8k; rpc-rate 1000)"},
     {"window", 'W', 1, "<n>",
-     "Messages in flight per iteration for bw, bibw and rate (default 64)"},
+     "Messages in flight per iteration for bw, bibw, rate and rpc-rate; chunks per "
+     "iteration for na-put, na-get, bulk-pull, bulk-push and rpc-bw (default 64)"},
     {"validate", 'c', 0, NULL,
      "Fill the messages with a pattern and check it arrived (not timed; for testing)"},
     {"json", '\0', 0, NULL, "Print one JSON document instead of the table"},
@@ -54,6 +57,7 @@ static const char *const command_names[] = {
     [PERF_NA_GET] = "na-get",       [PERF_BULK_PULL] = "bulk-pull",
     [PERF_BULK_PUSH] = "bulk-push", [PERF_SERVER] = "server",
     [PERF_RPC_RATE] = "rpc-rate",   [PERF_RPC_SERVER] = "rpc-server",
+    [PERF_RPC_LAT] = "rpc-lat",     [PERF_RPC_BW] = "rpc-bw",
 };
 
 const char *perf_command_name(perf_command_t command)
@@ -237,7 +241,7 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
     if (0 == count) {
         return bad(err, errlen,
                    "no subcommand: say latency, bw, bibw, rate, na-lat, na-put, na-get, bulk-pull, "
-                   "bulk-push or server");
+                   "bulk-push, server, rpc-rate, rpc-lat, rpc-bw or rpc-server");
     }
     if (count > 1) {
         return bad(err, errlen, "unexpected argument '%s' after the subcommand %s", words[1],
@@ -251,7 +255,7 @@ static int read_command(const opal_cmd_line_t *cmd, perf_options_t *opts, char *
     }
     return bad(err, errlen,
                "unknown subcommand '%s' (latency, bw, bibw, rate, na-lat, na-put, na-get, "
-               "bulk-pull, bulk-push, server, rpc-rate or rpc-server)",
+               "bulk-pull, bulk-push, server, rpc-rate, rpc-lat, rpc-bw or rpc-server)",
                words[0]);
 }
 
@@ -292,7 +296,7 @@ static int read_na(const opal_cmd_line_t *cmd, perf_options_t *opts, char *err, 
         if (NULL != info || NULL != file || opts->blocking) {
             return bad(err, errlen,
                        "--%s is for the na subcommands (na-lat, na-put, na-get, bulk-pull, "
-                       "bulk-push, server), not %s",
+                       "bulk-push, server, rpc-rate, rpc-lat, rpc-bw, rpc-server), not %s",
                        NULL != info   ? "na"
                        : NULL != file ? "uri-file"
                                       : "blocking",
@@ -420,9 +424,14 @@ char *perf_options_usage(void)
         "            opal_perf na-lat --na ofi+tcp --uri-file F; or both in one job:\n"
         "            mcarun -np 2 opal_perf na-lat --na btl\n"
         "\n"
-        "Over rpc, as Mercury's hg_rate (opal_perf_rpc.c):\n"
+        "Over rpc, as Mercury's hg_rate, hg_bw_read and hg_bw_write:\n"
         "  rpc-rate    --window requests in flight, each an IOV of the size; RPC/s\n"
-        "  rpc-server  serves it (--uri-file F), or rank 1 of mcarun -np 2 serves\n"
+        "  rpc-lat     one RPC in flight, the size there and back; round trip of one\n"
+        "              RPC (us): average, median, minimum, 99th percentile\n"
+        "  rpc-bw      the handler pulls (read) and pushes (write) --window chunks of\n"
+        "              the size from / into the client's bulk handle per RPC; MB/s\n"
+        "  rpc-server  serves them (--uri-file F), or rank 1 of mcarun -np 2 serves:\n"
+        "              mcarun -np 2 opal_perf rpc-lat --na btl\n"
         "\n"
         "Options:\n";
     static const char outro[] = "\nSelect transports as usual: --mca btl self,sm (here or on "
@@ -458,11 +467,13 @@ long perf_iterations(const perf_options_t *opts, size_t size)
         case PERF_BIBW:
             return large ? 20 : 100;
         case PERF_NA_LAT:
+        case PERF_RPC_LAT:
             return large ? 1000 : 10000;
         case PERF_NA_PUT:
         case PERF_NA_GET:
         case PERF_BULK_PULL:
         case PERF_BULK_PUSH:
+        case PERF_RPC_BW:
             return large ? 20 : 100;
         case PERF_RATE:
         case PERF_SERVER:
@@ -489,11 +500,13 @@ long perf_warmup(const perf_options_t *opts, size_t size)
         case PERF_BIBW:
             return large ? 2 : 10;
         case PERF_NA_LAT:
+        case PERF_RPC_LAT:
             return large ? 100 : 1000;
         case PERF_NA_PUT:
         case PERF_NA_GET:
         case PERF_BULK_PULL:
         case PERF_BULK_PUSH:
+        case PERF_RPC_BW:
             return large ? 2 : 10;
         case PERF_RATE:
         case PERF_SERVER:

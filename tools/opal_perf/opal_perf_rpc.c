@@ -3,10 +3,12 @@
  * (Testing/perf/hg: hg_rate against hg_perf_server), so that
  * contrib/perf/compare-mercury-rpc.sh compares like with like:
  *
- *   rpc-rate    the client keeps --window requests in flight (1 by
- *               default; 16 as hg_rate -x 16), each carrying an IOV of the
- *               size and answered with nothing; completed RPCs per second
- *   rpc-server  serves rpc-rate clients until one says it is done
+ *   rpc-rate    the client keeps --window requests in flight (16 as
+ *               hg_rate -x 16), each carrying an IOV of the size and
+ *               answered with nothing; completed RPCs per second
+ *   rpc-lat, rpc-bw   (opal_perf_rpc_xfer.c)
+ *   rpc-server  serves rpc-rate, rpc-lat and rpc-bw clients until one
+ *               says it is done
  *
  * Started alone, the server writes its URI to --uri-file and the client
  * reads it; in a job of two ranks, rank 1 serves and the URI goes through
@@ -30,18 +32,18 @@
 #include "opal/mca/rpc/rpc.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
-#include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_timer.h"
+#include "tools/opal_perf/opal_perf_rpc.h"
 
-#define RATE_BASE 0x30
+#define RATE_BASE PERF_RPC_BASE
 #define URI_KEY   "opal_perf.rpc.uri"
 #define URI_MAX   4096
 
 #define RATE_IN_FIELDS(X) X(opal_rpc_iov_t, data, IOV)
 OPAL_RPC_STRUCT(rate_in, RATE_IN_FIELDS);
 
-enum { OP_RATE, OP_DONE, OP_COUNT };
+enum { OP_RATE = PERF_RPC_OP_RATE, OP_DONE = PERF_RPC_OP_DONE, OP_COUNT = PERF_RPC_OP_COUNT };
 
 static volatile bool server_done;
 
@@ -56,15 +58,6 @@ static void done_handler(opal_rpc_request_t *req)
     (void) opal_rpc_reply_send(req);
 }
 
-static const opal_rpc_op_t rate_ops[OP_COUNT] = {
-    [OP_RATE] = {.handler = rate_handler, .in = &rate_in_codec},
-    [OP_DONE] = {.handler = done_handler},
-};
-static const opal_rpc_op_t rate_ops_inline[OP_COUNT] = {
-    [OP_RATE] = {.handler = rate_handler, .in = &rate_in_codec, .flags = OPAL_RPC_OP_INLINE},
-    [OP_DONE] = {.handler = done_handler, .flags = OPAL_RPC_OP_INLINE},
-};
-
 /* OPAL_PERF_RPC_INLINE set to anything but 0: handlers skip sched. */
 static bool handlers_inline(void)
 {
@@ -72,13 +65,7 @@ static bool handlers_inline(void)
     return NULL != v && 0 != strcmp(v, "0") && 0 != strcmp(v, "");
 }
 
-typedef struct {
-    opal_rpc_context_t *ctx;
-    opal_na_addr_t *server;
-    uint8_t *data;
-    long done;
-    int failed;
-} rate_t;
+typedef perf_rpc_t rate_t;
 
 static void rate_cb(opal_rpc_request_t *req, int status, void *arg)
 {
@@ -234,12 +221,19 @@ static int client(perf_t *p, rate_t *r)
     if (o->json) {
         printf("\n  ]\n}\n");
     }
+    return rc;
+}
+
+/* Tells the server the client is done. */
+static int finish(rate_t *r)
+{
     r->done = 0;
-    int drc = send_one(r, OP_DONE, 0);
-    while (OPAL_SUCCESS == drc && 0 == r->done) {
+    r->failed = OPAL_SUCCESS;
+    int rc = send_one(r, OP_DONE, 0);
+    while (OPAL_SUCCESS == rc && 0 == r->done) {
         (void) opal_rpc_progress(r->ctx, 100);
     }
-    return OPAL_SUCCESS == rc ? drc : rc;
+    return OPAL_SUCCESS == rc ? r->failed : rc;
 }
 
 int perf_rpc_run(perf_t *p, bool in_job)
@@ -250,8 +244,10 @@ int perf_rpc_run(perf_t *p, bool in_job)
     if (in_job) {
         const opal_proc_job_info_t *job = opal_proc_job_info();
         if (NULL == job || 2 != job->size) {
-            fprintf(stderr, "opal_perf: rpc-rate in a job needs exactly two ranks (mcarun -np 2), "
-                            "or --uri-file between a server and a client started alone\n");
+            fprintf(stderr,
+                    "opal_perf: %s in a job needs exactly two ranks (mcarun -np 2), "
+                    "or --uri-file between a server and a client started alone\n",
+                    perf_command_name(o->command));
             return OPAL_ERR_BAD_PARAM;
         }
         server = 1 == job->my_name.vpid;
@@ -262,11 +258,14 @@ int perf_rpc_run(perf_t *p, bool in_job)
         fprintf(stderr, "opal_perf: cannot open rpc over %s: %s\n", o->na_info, opal_strerror(rc));
         return rc;
     }
-    const opal_rpc_proto_t proto = {.name = "opal_perf",
-                                    .base = RATE_BASE,
-                                    .version = 1,
-                                    .count = OP_COUNT,
-                                    .ops = handlers_inline() ? rate_ops_inline : rate_ops};
+    uint32_t flags = handlers_inline() ? OPAL_RPC_OP_INLINE : 0;
+    /* The engine keeps pointing at the operations until it finalizes. */
+    static opal_rpc_op_t ops[OP_COUNT];
+    ops[OP_RATE] = (opal_rpc_op_t){.handler = rate_handler, .in = &rate_in_codec, .flags = flags};
+    ops[OP_DONE] = (opal_rpc_op_t){.handler = done_handler, .flags = flags};
+    perf_rpc_xfer_ops(ops, flags);
+    const opal_rpc_proto_t proto = {
+        .name = "opal_perf", .base = RATE_BASE, .version = 1, .count = OP_COUNT, .ops = ops};
     rc = opal_rpc_proto_register(&proto);
     if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_context_create(0, &r.ctx);
@@ -292,7 +291,15 @@ int perf_rpc_run(perf_t *p, bool in_job)
                 (void) opal_rpc_progress(r.ctx, 1);
             }
         } else {
-            rc = client(p, &r);
+            if (PERF_RPC_LAT == o->command) {
+                rc = perf_rpc_lat_client(p, &r);
+            } else if (PERF_RPC_BW == o->command) {
+                rc = perf_rpc_bw_client(p, &r);
+            } else {
+                rc = client(p, &r);
+            }
+            int frc = finish(&r);
+            rc = OPAL_SUCCESS == rc ? frc : rc;
         }
     }
     if (in_job) {
@@ -301,6 +308,7 @@ int perf_rpc_run(perf_t *p, bool in_job)
     }
     opal_rpc_addr_free(r.server);
     free(r.data);
+    perf_rpc_xfer_server_fini();
     if (NULL != r.ctx) {
         (void) opal_rpc_context_destroy(r.ctx);
     }

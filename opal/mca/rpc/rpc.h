@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opal/mca/bulk/bulk.h"
 #include "opal/mca/mca.h"
 #include "opal/mca/na/na.h"
 #include "opal/mca/rpc/rpc_codec.h"
@@ -120,6 +121,12 @@ typedef struct opal_rpc_stats_t {
     uint64_t timeouts;
     uint64_t bad_messages; /* refused headers */
     uint64_t queued;       /* requests that waited for a credit */
+    /* Outputs larger than the eager size: a server counts those it
+     * exposed by bulk, a client those it started to pull. */
+    uint64_t bulk_outputs;
+    /* Server: exposed outputs not released yet (the client's release,
+     * its failure, rpc_base_timeout or the context's end lets them go). */
+    uint64_t bulk_outputs_held;
 } opal_rpc_stats_t;
 
 /* ------------------------------------------------------------- engine */
@@ -214,6 +221,25 @@ OPAL_DECLSPEC int opal_rpc_reply_error(opal_rpc_request_t *req, int status, cons
 /* Server side: the sender's address (a reference of the request's) and
  * context index. */
 OPAL_DECLSPEC opal_na_addr_t *opal_rpc_req_source(const opal_rpc_request_t *req);
+/* Server side: the sender's context index. */
+OPAL_DECLSPEC uint8_t opal_rpc_req_source_ctx(const opal_rpc_request_t *req);
+
+/* --------------------------------------------------------------- bulk */
+
+/* The engine's bulk class (NULL without network): BULK fields are
+ * deserialized with it; create the handles they carry with it. */
+OPAL_DECLSPEC opal_bulk_class_t *opal_rpc_bulk_class(void);
+/* Moves size bytes between remote (a handle req's peer sent, at
+ * remote_offset) and local (at local_offset) with that peer and context:
+ * OPAL_BULK_PULL reads remote, OPAL_BULK_PUSH writes it (CaRT's
+ * crt_bulk_transfer). cb runs once, from opal_rpc_progress of req's
+ * context; *op_out (may be NULL) cancels with opal_bulk_cancel. A handler
+ * that replies from cb keeps req with opal_rpc_req_addref until then.
+ * OPAL_ERR_NOT_AVAILABLE without network. */
+OPAL_DECLSPEC int opal_rpc_bulk_transfer(opal_rpc_request_t *req, opal_bulk_op_type_t op,
+                                         opal_bulk_t *remote, size_t remote_offset,
+                                         opal_bulk_t *local, size_t local_offset, size_t size,
+                                         opal_bulk_cb_t cb, void *arg, opal_bulk_op_t **op_out);
 
 /* ------------------------------------------------------- the framework */
 

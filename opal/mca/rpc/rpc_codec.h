@@ -16,7 +16,8 @@
  *       X(point, hint, PTR)                    \
  *       X(point, path, ARRAY_STRUCT)           \
  *       X(uint32_t, weights, ARRAY_VAR)        \
- *       X(opal_rpc_iov_t, blob, IOV)
+ *       X(opal_rpc_iov_t, blob, IOV)            \
+ *       X(opal_bulk_t *, pixels, BULK)
  *   OPAL_RPC_STRUCT(draw_in, DRAW_IN_FIELDS)
  *
  * which declares `draw_in_t` (members: uint64_t id; opal_rpc_uuid_t owner;
@@ -34,9 +35,15 @@
  *   STRING  char *: u32 length, bytes, no NUL; NULL travels as "absent"
  *           (length 0xffffffff); a NUL inside is refused when decoding
  *   IOV     opal_rpc_iov_t: u32 length, bytes
+ *   BULK    opal_bulk_t *: u32 length, the handle as opal_bulk_serialize
+ *           writes it with OPAL_BULK_EAGER (a small read-only handle
+ *           carries its bytes); length 0: NULL. Decoding deserializes
+ *           it with the bulk class the decoder was given
+ *           (opal_rpc_codec_decode_with; the engine gives its own) and
+ *           free releases it with opal_bulk_free
  *   STRUCT  a nested OPAL_RPC_STRUCT by its name
  *   PTR     an optional nested struct (type name_t *): u8 0 / 1, then it
- *   ARRAY_VAR, ARRAY_RAW, ARRAY_STRING, ARRAY_IOV, ARRAY_STRUCT
+ *   ARRAY_VAR, ARRAY_RAW, ARRAY_STRING, ARRAY_IOV, ARRAY_BULK, ARRAY_STRUCT
  *           struct { uint32_t count; T *elems; }: u32 count, elements
  *
  * Decoding checks every count and length against the bytes left (an
@@ -57,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/mca/bulk/bulk.h"
 #include "opal/util/opal_cursor.h"
 #include "opal/util/opal_error.h"
 
@@ -237,6 +245,48 @@ static inline void opal_rpc_codec_get_iov(opal_cursor_t *c, opal_rpc_iov_t *v)
     v->len = n;
 }
 
+/* BULK: the handle serialized (see the kinds above). */
+static inline size_t opal_rpc_codec_bulk_size(opal_bulk_t *h)
+{
+    return 4 + (NULL == h ? 0 : opal_bulk_get_serialize_size(h, OPAL_BULK_EAGER));
+}
+
+static inline void opal_rpc_codec_put_bulk(opal_cursor_t *c, opal_bulk_t *h)
+{
+    size_t n = NULL == h ? 0 : opal_bulk_get_serialize_size(h, OPAL_BULK_EAGER);
+    if (n >= UINT32_MAX) {
+        opal_cursor_fail(c);
+        return;
+    }
+    opal_cursor_put_u32(c, (uint32_t) n);
+    if (0 == n) {
+        return;
+    }
+    uint8_t *p = opal_cursor_take(c, n);
+    if (NULL == p || OPAL_SUCCESS != opal_bulk_serialize(p, n, OPAL_BULK_EAGER, h)) {
+        opal_cursor_fail(c);
+    }
+}
+
+/* A handle deserialized with the cursor's decode_ctx (a bulk class), or
+ * NULL for length 0; fails the cursor for a length past the buffer, no
+ * bulk class, or bytes opal_bulk_deserialize refuses (it checks every
+ * length inside). */
+static inline void opal_rpc_codec_get_bulk(opal_cursor_t *c, opal_bulk_t **h)
+{
+    uint32_t n = opal_cursor_get_u32(c);
+    const void *p = opal_cursor_get_ptr(c, opal_cursor_ok(c) ? n : 0);
+    *h = NULL;
+    if (!opal_cursor_ok(c) || 0 == n) {
+        return;
+    }
+    opal_bulk_class_t *bc = (opal_bulk_class_t *) c->decode_ctx;
+    if (NULL == bc || OPAL_SUCCESS != opal_bulk_deserialize(bc, h, p, n)) {
+        *h = NULL;
+        opal_cursor_fail(c);
+    }
+}
+
 /* An array's count, refused when the elements (each at least one byte on
  * the wire) could not fit in what is left, or would overflow size_t. */
 static inline uint32_t opal_rpc_codec_get_count(opal_cursor_t *c, size_t elem_size)
@@ -249,14 +299,16 @@ static inline uint32_t opal_rpc_codec_get_count(opal_cursor_t *c, size_t elem_si
     return n;
 }
 
-/* Decodes a whole buffer into *s (zeroed first): OPAL_SUCCESS, or
- * OPAL_ERR_PROTOCOL (s released and zeroed) for malformed bytes or bytes
- * left over. */
-static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const void *buf, size_t len,
-                                        void *s)
+/* Decodes a whole buffer into *s (zeroed first), BULK fields with the
+ * bulk class bc (NULL: a BULK field other than NULL is refused):
+ * OPAL_SUCCESS, or OPAL_ERR_PROTOCOL (s released and zeroed) for
+ * malformed bytes or bytes left over. */
+static inline int opal_rpc_codec_decode_with(const opal_rpc_codec_t *codec, opal_bulk_class_t *bc,
+                                             const void *buf, size_t len, void *s)
 {
     opal_cursor_t c;
     opal_cursor_init_read(&c, buf, len);
+    c.decode_ctx = bc;
     memset(s, 0, codec->struct_size);
     if (!codec->decode(&c, s) || !opal_cursor_done(&c)) {
         codec->free(s);
@@ -266,6 +318,13 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
     return OPAL_SUCCESS;
 }
 
+/* The same without a bulk class. */
+static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const void *buf, size_t len,
+                                        void *s)
+{
+    return opal_rpc_codec_decode_with(codec, NULL, buf, len, s);
+}
+
 /* --------------------------------------------------- per-kind pieces */
 
 /* The C type of one element of each kind. */
@@ -273,6 +332,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_CTYPE_RAW(T)    T
 #define OPAL_RPC_CTYPE_STRING(T) char *
 #define OPAL_RPC_CTYPE_IOV(T)    opal_rpc_iov_t
+#define OPAL_RPC_CTYPE_BULK(T)   opal_bulk_t *
 #define OPAL_RPC_CTYPE_STRUCT(T) T##_t
 
 /* Encoded size, encode, decode and free of one element lvalue v. */
@@ -280,12 +340,14 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_ESIZE_RAW(T, v)    sizeof(v)
 #define OPAL_RPC_ESIZE_STRING(T, v) opal_rpc_codec_string_size(v)
 #define OPAL_RPC_ESIZE_IOV(T, v)    (4 + (size_t) (v).len)
+#define OPAL_RPC_ESIZE_BULK(T, v)   opal_rpc_codec_bulk_size(v)
 #define OPAL_RPC_ESIZE_STRUCT(T, v) T##_size(&(v))
 
 #define OPAL_RPC_EENC_VAR(T, c, v)    opal_rpc_codec_put_var((c), &(v), sizeof(v))
 #define OPAL_RPC_EENC_RAW(T, c, v)    opal_cursor_put_bytes((c), &(v), sizeof(v))
 #define OPAL_RPC_EENC_STRING(T, c, v) opal_rpc_codec_put_string((c), (v))
 #define OPAL_RPC_EENC_IOV(T, c, v)    opal_rpc_codec_put_iov((c), &(v))
+#define OPAL_RPC_EENC_BULK(T, c, v)   opal_rpc_codec_put_bulk((c), (v))
 #define OPAL_RPC_EENC_STRUCT(T, c, v) T##_encode((c), &(v))
 
 #define OPAL_RPC_EDEC_VAR(T, c, v)                                                                 \
@@ -293,12 +355,14 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_EDEC_RAW(T, c, v)    opal_cursor_get_bytes((c), &(v), sizeof(v))
 #define OPAL_RPC_EDEC_STRING(T, c, v) opal_rpc_codec_get_string((c), &(v))
 #define OPAL_RPC_EDEC_IOV(T, c, v)    opal_rpc_codec_get_iov((c), &(v))
+#define OPAL_RPC_EDEC_BULK(T, c, v)   opal_rpc_codec_get_bulk((c), &(v))
 #define OPAL_RPC_EDEC_STRUCT(T, c, v) (void) T##_decode((c), &(v))
 
 #define OPAL_RPC_EFREE_VAR(T, v)    ((void) 0)
 #define OPAL_RPC_EFREE_RAW(T, v)    ((void) 0)
 #define OPAL_RPC_EFREE_STRING(T, v) free(v)
 #define OPAL_RPC_EFREE_IOV(T, v)    free((v).buf)
+#define OPAL_RPC_EFREE_BULK(T, v)   (void) opal_bulk_free(v)
 #define OPAL_RPC_EFREE_STRUCT(T, v) T##_free(&(v))
 
 /* ------------------------------------------- per-field, by kind token */
@@ -308,6 +372,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_MEMBER_RAW(T, n)    T n;
 #define OPAL_RPC_MEMBER_STRING(T, n) char *n;
 #define OPAL_RPC_MEMBER_IOV(T, n)    opal_rpc_iov_t n;
+#define OPAL_RPC_MEMBER_BULK(T, n)   opal_bulk_t *n;
 #define OPAL_RPC_MEMBER_STRUCT(T, n) T##_t n;
 #define OPAL_RPC_MEMBER_PTR(T, n)    T##_t *n;
 #define OPAL_RPC_MEMBER_ARRAY_(K, T, n)                                                            \
@@ -319,6 +384,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_MEMBER_ARRAY_RAW(T, n)    OPAL_RPC_MEMBER_ARRAY_(RAW, T, n)
 #define OPAL_RPC_MEMBER_ARRAY_STRING(T, n) OPAL_RPC_MEMBER_ARRAY_(STRING, T, n)
 #define OPAL_RPC_MEMBER_ARRAY_IOV(T, n)    OPAL_RPC_MEMBER_ARRAY_(IOV, T, n)
+#define OPAL_RPC_MEMBER_ARRAY_BULK(T, n)   OPAL_RPC_MEMBER_ARRAY_(BULK, T, n)
 #define OPAL_RPC_MEMBER_ARRAY_STRUCT(T, n) OPAL_RPC_MEMBER_ARRAY_(STRUCT, T, n)
 
 /* Encoded size of field n of *s, added to size_. */
@@ -326,6 +392,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FSIZE_RAW(T, n)    size_ += OPAL_RPC_ESIZE_RAW(T, s->n);
 #define OPAL_RPC_FSIZE_STRING(T, n) size_ += OPAL_RPC_ESIZE_STRING(T, s->n);
 #define OPAL_RPC_FSIZE_IOV(T, n)    size_ += OPAL_RPC_ESIZE_IOV(T, s->n);
+#define OPAL_RPC_FSIZE_BULK(T, n)   size_ += OPAL_RPC_ESIZE_BULK(T, s->n);
 #define OPAL_RPC_FSIZE_STRUCT(T, n) size_ += OPAL_RPC_ESIZE_STRUCT(T, s->n);
 #define OPAL_RPC_FSIZE_PTR(T, n)    size_ += 1 + (NULL == s->n ? 0 : T##_size(s->n));
 #define OPAL_RPC_FSIZE_ARRAY_(K, T, n)                                                             \
@@ -337,6 +404,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FSIZE_ARRAY_RAW(T, n)    OPAL_RPC_FSIZE_ARRAY_(RAW, T, n)
 #define OPAL_RPC_FSIZE_ARRAY_STRING(T, n) OPAL_RPC_FSIZE_ARRAY_(STRING, T, n)
 #define OPAL_RPC_FSIZE_ARRAY_IOV(T, n)    OPAL_RPC_FSIZE_ARRAY_(IOV, T, n)
+#define OPAL_RPC_FSIZE_ARRAY_BULK(T, n)   OPAL_RPC_FSIZE_ARRAY_(BULK, T, n)
 #define OPAL_RPC_FSIZE_ARRAY_STRUCT(T, n) OPAL_RPC_FSIZE_ARRAY_(STRUCT, T, n)
 
 /* Encode field n of *s. */
@@ -344,6 +412,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FENC_RAW(T, n)    OPAL_RPC_EENC_RAW(T, c, s->n);
 #define OPAL_RPC_FENC_STRING(T, n) OPAL_RPC_EENC_STRING(T, c, s->n);
 #define OPAL_RPC_FENC_IOV(T, n)    OPAL_RPC_EENC_IOV(T, c, s->n);
+#define OPAL_RPC_FENC_BULK(T, n)   OPAL_RPC_EENC_BULK(T, c, s->n);
 #define OPAL_RPC_FENC_STRUCT(T, n) OPAL_RPC_EENC_STRUCT(T, c, s->n);
 #define OPAL_RPC_FENC_PTR(T, n)                                                                    \
     opal_cursor_put_u8(c, NULL == s->n ? 0 : 1);                                                   \
@@ -359,6 +428,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FENC_ARRAY_RAW(T, n)    OPAL_RPC_FENC_ARRAY_(RAW, T, n)
 #define OPAL_RPC_FENC_ARRAY_STRING(T, n) OPAL_RPC_FENC_ARRAY_(STRING, T, n)
 #define OPAL_RPC_FENC_ARRAY_IOV(T, n)    OPAL_RPC_FENC_ARRAY_(IOV, T, n)
+#define OPAL_RPC_FENC_ARRAY_BULK(T, n)   OPAL_RPC_FENC_ARRAY_(BULK, T, n)
 #define OPAL_RPC_FENC_ARRAY_STRUCT(T, n) OPAL_RPC_FENC_ARRAY_(STRUCT, T, n)
 
 /* Decode field n into *s (zeroed), stopping at the first failure. */
@@ -366,6 +436,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FDEC_RAW(T, n)    OPAL_RPC_EDEC_RAW(T, c, s->n);
 #define OPAL_RPC_FDEC_STRING(T, n) OPAL_RPC_EDEC_STRING(T, c, s->n);
 #define OPAL_RPC_FDEC_IOV(T, n)    OPAL_RPC_EDEC_IOV(T, c, s->n);
+#define OPAL_RPC_FDEC_BULK(T, n)   OPAL_RPC_EDEC_BULK(T, c, s->n);
 #define OPAL_RPC_FDEC_STRUCT(T, n) OPAL_RPC_EDEC_STRUCT(T, c, s->n);
 #define OPAL_RPC_FDEC_PTR(T, n)                                                                    \
     if (opal_cursor_ok(c)) {                                                                       \
@@ -400,6 +471,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FDEC_ARRAY_RAW(T, n)    OPAL_RPC_FDEC_ARRAY_(RAW, T, n)
 #define OPAL_RPC_FDEC_ARRAY_STRING(T, n) OPAL_RPC_FDEC_ARRAY_(STRING, T, n)
 #define OPAL_RPC_FDEC_ARRAY_IOV(T, n)    OPAL_RPC_FDEC_ARRAY_(IOV, T, n)
+#define OPAL_RPC_FDEC_ARRAY_BULK(T, n)   OPAL_RPC_FDEC_ARRAY_(BULK, T, n)
 #define OPAL_RPC_FDEC_ARRAY_STRUCT(T, n) OPAL_RPC_FDEC_ARRAY_(STRUCT, T, n)
 
 /* Free what decoding field n allocated (elements past a failed one are
@@ -408,6 +480,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FFREE_RAW(T, n)
 #define OPAL_RPC_FFREE_STRING(T, n) OPAL_RPC_EFREE_STRING(T, s->n);
 #define OPAL_RPC_FFREE_IOV(T, n)    OPAL_RPC_EFREE_IOV(T, s->n);
+#define OPAL_RPC_FFREE_BULK(T, n)   OPAL_RPC_EFREE_BULK(T, s->n);
 #define OPAL_RPC_FFREE_STRUCT(T, n) OPAL_RPC_EFREE_STRUCT(T, s->n);
 #define OPAL_RPC_FFREE_PTR(T, n)                                                                   \
     if (NULL != s->n) {                                                                            \
@@ -425,6 +498,7 @@ static inline int opal_rpc_codec_decode(const opal_rpc_codec_t *codec, const voi
 #define OPAL_RPC_FFREE_ARRAY_RAW(T, n)    OPAL_RPC_FFREE_ARRAY_(RAW, T, n)
 #define OPAL_RPC_FFREE_ARRAY_STRING(T, n) OPAL_RPC_FFREE_ARRAY_(STRING, T, n)
 #define OPAL_RPC_FFREE_ARRAY_IOV(T, n)    OPAL_RPC_FFREE_ARRAY_(IOV, T, n)
+#define OPAL_RPC_FFREE_ARRAY_BULK(T, n)   OPAL_RPC_FFREE_ARRAY_(BULK, T, n)
 #define OPAL_RPC_FFREE_ARRAY_STRUCT(T, n) OPAL_RPC_FFREE_ARRAY_(STRUCT, T, n)
 
 /* The X callbacks the field list is expanded with. */

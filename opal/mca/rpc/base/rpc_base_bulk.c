@@ -96,6 +96,7 @@ static void pull_free(rpc_pull_t *p)
 static void pull_done(const opal_bulk_cb_info_t *info)
 {
     rpc_pull_t *p = info->arg;
+    atomic_fetch_sub_explicit(&p->ctx->bulk_pending, 1, memory_order_relaxed);
     if (OPAL_SUCCESS == info->ret) {
         opal_rpc_base_dispatch(p->ctx, &p->hdr, p->op, p->buf, p->size, p->source);
     } else {
@@ -149,11 +150,15 @@ void opal_rpc_base_bulk_pull(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
              ? OPAL_ERR_OUT_OF_RESOURCE
              : opal_bulk_create(e->bulk, 1, bufs, &p->size, OPAL_BULK_WRITE_ONLY, &p->local);
     if (OPAL_SUCCESS == rc) {
+        atomic_fetch_add_explicit(&ctx->bulk_pending, 1, memory_order_relaxed);
         rc = opal_bulk_transfer(e->bulk, ctx->na_ctx, pull_done, p, OPAL_BULK_PULL, source,
                                 hdr->src_ctx, p->remote, 0, p->local, 0, p->size, NULL);
     }
     if (OPAL_SUCCESS == rc) {
         return;
+    }
+    if (NULL != p->local) {
+        atomic_fetch_sub_explicit(&ctx->bulk_pending, 1, memory_order_relaxed);
     }
     snprintf(why, sizeof(why), "opcode 0x%08x: cannot pull the %zu-byte input: %s", hdr->opcode,
              p->size, opal_strerror(rc));

@@ -300,7 +300,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         return;
     }
     if (NULL != op->in) {
-        rc = opal_rpc_codec_decode(op->in, payload, len, req->input);
+        rc = opal_rpc_codec_decode_with(op->in, opal_rpc_engine.bulk, payload, len, req->input);
         req->input_decoded = OPAL_SUCCESS == rc;
     } else if (0 != len) {
         rc = OPAL_ERR_PROTOCOL;
@@ -344,9 +344,20 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     opal_mutex_unlock(&ctx->lock);
     int status = hdr->status;
     char *reason = NULL;
-    if (0 != (hdr->flags & OPAL_RPC_HDR_F_BULK)) {
-        status = OPAL_ERR_PROTOCOL;
-        reason = strdup("a reply whose output goes by bulk (not understood here)");
+    if (0 != (hdr->flags & OPAL_RPC_HDR_F_BULK) && 0 == (hdr->flags & OPAL_RPC_HDR_F_ERROR)) {
+        if (NULL != req->out_pull) {
+            /* A second reply while the first one's output is pulled. */
+            opal_mutex_lock(&ctx->lock);
+            ++ctx->stats.late_replies;
+            opal_mutex_unlock(&ctx->lock);
+            opal_rpc_req_decref(req);
+            return;
+        }
+        status = opal_rpc_base_bulk_output_pull(ctx, req, hdr, payload, &reason);
+        if (OPAL_SUCCESS == status) {
+            opal_rpc_req_decref(req); /* the pull holds its own reference */
+            return;
+        }
     } else if (0 != (hdr->flags & OPAL_RPC_HDR_F_ERROR)) {
         opal_cursor_t c;
         opal_cursor_init_read(&c, payload, hdr->payload_len);
@@ -356,7 +367,8 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
             reason = strdup("an error reply whose reason does not decode");
         }
     } else if (NULL != req->op->out && !req->output_decoded) {
-        int rc = opal_rpc_codec_decode(req->op->out, payload, hdr->payload_len, req->output);
+        int rc = opal_rpc_codec_decode_with(req->op->out, opal_rpc_engine.bulk, payload,
+                                            hdr->payload_len, req->output);
         req->output_decoded = OPAL_SUCCESS == rc;
         if (OPAL_SUCCESS != rc) {
             char why[160];
@@ -459,6 +471,7 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     }
     if (timers) {
         *next_ms = opal_rpc_base_expire(ctx);
+        opal_rpc_base_bulk_held_expire(ctx);
     }
     opal_mutex_lock(&ctx->lock);
     opal_rpc_request_t *done = ctx->done_head;
@@ -466,6 +479,10 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     opal_mutex_unlock(&ctx->lock);
     while (NULL != done) {
         opal_rpc_request_t *next = done->next;
+        if (NULL != done->out_pull) {
+            /* Completed otherwise while its output was pulled. */
+            opal_rpc_base_bulk_output_cancel(done);
+        }
         if (NULL != done->cb) {
             done->cb(done, done->status, done->cb_arg);
         }
@@ -627,7 +644,8 @@ static void na_drain(opal_rpc_context_t *ctx)
     }
     uint64_t deadline = opal_timer_ns() + 10ull * 1000000000ull;
     for (;;) {
-        bool busy = atomic_load_explicit(&ctx->sends_pending, memory_order_relaxed) > 0;
+        bool busy = atomic_load_explicit(&ctx->sends_pending, memory_order_relaxed) > 0 ||
+                    atomic_load_explicit(&ctx->bulk_pending, memory_order_relaxed) > 0;
         for (int i = 0; i < ctx->slot_count; ++i) {
             busy = busy || ctx->slots[i].posted;
         }
@@ -686,6 +704,7 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
                     atomic_load_explicit(&ctx->server_requests, memory_order_relaxed));
         return OPAL_ERR_RESOURCE_BUSY;
     }
+    opal_rpc_base_bulk_held_drop(ctx, NULL, true);
     if (NULL != ctx->na_ctx) {
         na_drain(ctx);
         (void) opal_na_context_destroy(e->na, ctx->na_ctx);
@@ -764,6 +783,9 @@ int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)
         victims[n++] = r;
     }
     opal_mutex_unlock(&ctx->lock);
+    if (NULL != addr) {
+        opal_rpc_base_bulk_held_drop(ctx, addr, false);
+    }
     for (size_t i = 0; i < n; ++i) {
         (void) opal_rpc_base_complete(victims[i], OPAL_ERR_PEER_FAILED, strdup("the peer failed"));
         opal_rpc_req_decref(victims[i]);

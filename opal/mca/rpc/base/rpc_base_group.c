@@ -114,8 +114,9 @@ int opal_rpc_base_group_init(void)
         return OPAL_SUCCESS;
     }
     /* Every rank publishes where its RPC listens, and who it is (pid and
-     * host: what a group file records to tell a stale file). */
-    char uri[1024], proc[512];
+     * host: what a group file records to tell a stale file). A na/btl URI
+     * carries the business card of every BTL: over 1 KiB with sm and ofi. */
+    char uri[8192], proc[512];
     size_t size = sizeof(uri);
     int rc = opal_rpc_self_uri(uri, &size);
     if (OPAL_SUCCESS != rc) {

@@ -28,7 +28,8 @@ enum {
     OPAL_RPC_HDR_F_ONEWAY = 0x1,
     /* A reply carrying an error: status < 0, payload a reason string. */
     OPAL_RPC_HDR_F_ERROR = 0x2,
-    /* The payload is a bulk descriptor of the real arguments. */
+    /* The payload is a bulk descriptor of the real arguments: the input
+     * of a request, the output of a reply. */
     OPAL_RPC_HDR_F_BULK = 0x4,
     OPAL_RPC_HDR_F_ALL = 0x7,
 };

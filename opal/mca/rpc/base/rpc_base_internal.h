@@ -108,6 +108,9 @@ struct opal_rpc_request_t {
     /* The encoded request while it waits for a credit. */
     uint8_t *pending_buf;
     size_t pending_len;
+    /* Client: the pull of an output that came by bulk, while it runs
+     * (touched by the context's progress thread only). */
+    struct rpc_out_pull_t *out_pull;
     _Atomic bool replied;     /* server: a reply was sent */
     opal_rpc_request_t *next; /* completion list or credit queue */
     /* The context's list of client requests not completed. */
@@ -138,7 +141,20 @@ struct opal_rpc_context_t {
     /* Runs the handlers (NULL when the sched framework could not open:
      * then they are called directly). */
     opal_sched_t *sched;
+    /* Server: outputs exposed by bulk until their client releases them
+     * (under lock). */
+    struct rpc_held_t *held;
+    /* Bulk transfers in flight on na_ctx (input and output pulls): the
+     * na context outlives them. */
+    _Atomic int bulk_pending;
 };
+
+/* The engine's own protocol (rpc_base_proto.c): index 0 is the protocol
+ * query, index 1 the release of an output exposed by bulk (one-way,
+ * from the client once it pulled it, naming its request's id). */
+#define OPAL_RPC_RELEASE_OPCODE  OPAL_RPC_OPCODE(0xffu, 1, 1)
+#define RPC_RELEASE_IN_FIELDS(X) X(uint64_t, id, VAR)
+OPAL_RPC_STRUCT(rpc_release_in, RPC_RELEASE_IN_FIELDS);
 
 /* Encodes header + args into a malloc'd buffer: OPAL_SUCCESS, or
  * OPAL_ERR_VALUE_OUT_OF_BOUNDS past limit bytes. */
@@ -156,6 +172,30 @@ OPAL_DECLSPEC int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_h
 OPAL_DECLSPEC void opal_rpc_base_bulk_pull(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
                                            const opal_rpc_op_t *op, const uint8_t *payload,
                                            opal_na_addr_t *source);
+/* Server: an output too large for one message: encodes it aside, holds
+ * it exposed by a read-only bulk handle until the client releases it, and
+ * builds the reply that carries the handle (hdr gets OPAL_RPC_HDR_F_BULK). */
+OPAL_DECLSPEC int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr,
+                                           uint8_t **buf, size_t *len);
+/* Server: lets go of the output held for (addr, peer_ctx, id). */
+OPAL_DECLSPEC void opal_rpc_base_bulk_held_release(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
+                                                   uint8_t peer_ctx, uint64_t id);
+/* Server: lets go of the outputs held for addr (all when all). */
+OPAL_DECLSPEC void opal_rpc_base_bulk_held_drop(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
+                                                bool all);
+/* Server: lets go of the outputs held past rpc_base_timeout. */
+OPAL_DECLSPEC void opal_rpc_base_bulk_held_expire(opal_rpc_context_t *ctx);
+/* The release operation's handler. */
+OPAL_DECLSPEC void opal_rpc_base_bulk_release_handler(opal_rpc_request_t *req);
+/* Client: starts pulling the output a reply's bulk payload describes
+ * (req completes when it is done). Otherwise an error, with *reason
+ * (malloc'd) to complete req with. */
+OPAL_DECLSPEC int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *req,
+                                                 const opal_rpc_hdr_t *hdr, const uint8_t *payload,
+                                                 char **reason);
+/* Client: req completed otherwise (timeout, abort, peer failure) while
+ * its output was being pulled: cancels the pull. Progress thread. */
+OPAL_DECLSPEC void opal_rpc_base_bulk_output_cancel(opal_rpc_request_t *req);
 /* Server: decodes payload (len bytes) as op's input and runs the handler
  * (source is taken over). */
 OPAL_DECLSPEC void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,

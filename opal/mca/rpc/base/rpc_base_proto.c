@@ -142,12 +142,16 @@ static void query_handler(opal_rpc_request_t *req)
 
 static const opal_rpc_op_t query_ops[] = {
     {.handler = query_handler, .in = &rpc_query_in_codec, .out = &rpc_query_out_codec},
+    /* OPAL_RPC_RELEASE_OPCODE (rpc_base_bulk_out.c). */
+    {.handler = opal_rpc_base_bulk_release_handler,
+     .in = &rpc_release_in_codec,
+     .flags = OPAL_RPC_OP_ONEWAY | OPAL_RPC_OP_INLINE},
 };
 
 int opal_rpc_base_proto_builtin(void)
 {
     static const opal_rpc_proto_t query = {
-        .name = "proto-query", .base = RPC_QUERY_BASE, .version = 1, .count = 1, .ops = query_ops};
+        .name = "proto-query", .base = RPC_QUERY_BASE, .version = 1, .count = 2, .ops = query_ops};
     return proto_add(&query);
 }
 

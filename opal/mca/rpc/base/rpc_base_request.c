@@ -430,22 +430,39 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
     size_t limit = opal_rpc_base_limit(req->addr);
     int rc = opal_rpc_base_build(&hdr, OPAL_SUCCESS == status ? req->op->out : NULL, req->output,
                                  reason, limit, &buf, &len);
-    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc) {
-        char why[160];
-        snprintf(why, sizeof(why), "output of opcode 0x%08x is larger than the eager size %zu",
-                 req->opcode, opal_rpc_engine.eager_size);
+    bool by_bulk = false;
+    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc && OPAL_SUCCESS == status &&
+        NULL != opal_rpc_engine.bulk && NULL != req->addr) {
+        /* Too large for one message: exposed by bulk, pulled by the client. */
+        rc = opal_rpc_base_bulk_reply(req, &hdr, &buf, &len);
+        by_bulk = OPAL_SUCCESS == rc;
+    }
+    if (OPAL_SUCCESS != rc && OPAL_SUCCESS == status) {
+        /* The client hears why instead of waiting for its timeout. */
+        char why[192];
+        snprintf(why, sizeof(why), "output of opcode 0x%08x (%zu bytes) %s", req->opcode,
+                 NULL == req->op->out ? (size_t) 0 : req->op->out->size(req->output),
+                 OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc
+                     ? "is larger than the eager size and cannot go by bulk"
+                     : "cannot be sent");
+        int err = rc;
         hdr.flags = OPAL_RPC_HDR_F_ERROR;
-        hdr.status = OPAL_ERR_VALUE_OUT_OF_BOUNDS;
+        hdr.status = err;
         rc = opal_rpc_base_build(&hdr, NULL, NULL, why, limit, &buf, &len);
         if (OPAL_SUCCESS == rc) {
             rc = opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
         }
-        return OPAL_SUCCESS == rc ? OPAL_ERR_VALUE_OUT_OF_BOUNDS : rc;
+        return OPAL_SUCCESS == rc ? err : rc;
     }
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    return opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
+    rc = opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
+    if (OPAL_SUCCESS != rc && by_bulk) {
+        /* No reply left: no client will release what was exposed. */
+        opal_rpc_base_bulk_held_release(req->ctx, req->addr, req->peer_ctx, req->id);
+    }
+    return rc;
 }
 
 int opal_rpc_reply_send(opal_rpc_request_t *req)
