@@ -6,6 +6,7 @@
 
 #include <check.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -453,10 +454,20 @@ static void *complete_later(void *arg)
     return NULL;
 }
 
+/* The thread handoff_body starts, and whether the body is done with it:
+ * the task (and its dependents) may complete while the body is still in
+ * opal_thread_start on a pool worker, so the test joins and releases the
+ * thread only once started is set (release here, acquire in the test). */
+typedef struct handoff_t {
+    opal_thread_t *thread;
+    _Atomic int started;
+} handoff_t;
+
 static int handoff_body(opal_sched_task_t *task)
 {
-    opal_thread_t **thread = opal_sched_task_arg(task, sizeof(*thread));
-    ck_assert_int_eq(opal_thread_start(*thread, complete_later, task), OPAL_SUCCESS);
+    handoff_t *h = *(handoff_t **) opal_sched_task_arg(task, sizeof(handoff_t *));
+    ck_assert_int_eq(opal_thread_start(h->thread, complete_later, task), OPAL_SUCCESS);
+    atomic_store_explicit(&h->started, 1, memory_order_release);
     return OPAL_SUCCESS;
 }
 
@@ -467,18 +478,22 @@ START_TEST(task_completed_later_from_another_thread_releases_its_dependents)
     sched_test_log_t log;
     sched_test_log_init(&log);
     _Atomic int seen = 0;
-    opal_thread_t *thread = OBJ_NEW(opal_thread_t);
+    handoff_t handoff = {.thread = OBJ_NEW(opal_thread_t), .started = 0};
+    handoff_t *h = &handoff;
     opal_sched_task_t *t = NULL;
     ck_assert_int_eq(opal_sched_task_create(sched, handoff_body, 0, &t), OPAL_SUCCESS);
-    *(opal_thread_t **) opal_sched_task_arg(t, sizeof(thread)) = thread;
+    *(handoff_t **) opal_sched_task_arg(t, sizeof(h)) = h;
     opal_sched_task_t *after = step_new(sched, &log, 2);
     ((step_t *) opal_sched_task_arg(after, sizeof(step_t)))->dep_result = &seen;
     ck_assert_int_eq(opal_sched_task_depend(after, 1, &t), OPAL_SUCCESS);
     ck_assert_int_eq(opal_sched_task_schedule(after, 0), OPAL_SUCCESS);
     ck_assert_int_eq(opal_sched_task_schedule(t, 0), OPAL_SUCCESS);
     sched_test_drain(sched);
-    ck_assert_int_eq(opal_thread_join(thread, NULL), OPAL_SUCCESS);
-    OBJ_RELEASE(thread);
+    while (0 == atomic_load_explicit(&handoff.started, memory_order_acquire)) {
+        sched_yield();
+    }
+    ck_assert_int_eq(opal_thread_join(handoff.thread, NULL), OPAL_SUCCESS);
+    OBJ_RELEASE(handoff.thread);
     ck_assert_int_eq(sched_test_log_count(&log), 1);
     ck_assert_int_eq(atomic_load(&seen), OPAL_ERR_TIMEOUT);
     sched_test_finish(sched);
