@@ -571,10 +571,12 @@ START_TEST(bad_calls_are_refused)
     ck_assert_int_eq(opal_sched_task_schedule(t, 0), OPAL_ERR_BAD_PARAM);
     opal_sched_task_release(t);
     opal_sched_task_t *late = step_new(sched, &log, 2);
+    /* Held before it is scheduled: a pool worker may run, complete and free
+     * it at once, and the next task created would then reuse its memory. */
+    opal_sched_task_retain(late);
     ck_assert_int_eq(opal_sched_task_schedule(late, 0), OPAL_SUCCESS);
     opal_sched_task_t *dep = step_new(sched, &log, 3);
     /* Dependencies are for tasks not yet scheduled. */
-    opal_sched_task_retain(late);
     sched_test_drain(sched);
     ck_assert_int_eq(opal_sched_task_depend(late, 1, &dep), OPAL_ERR_BAD_PARAM);
     opal_sched_task_release(late);
