@@ -1,0 +1,77 @@
+/*
+ * Incast variables across the ranks of mcarun jobs (the rank program is
+ * rpc_iv_rank): 4 ranks (oversubscribed) over na/btl, with a namespace
+ * rooted at rank 0 over each tree shape; rank 0's script checks fetch,
+ * update (sync and lazy), invalidate, the cache, a dead parent passed
+ * over and a refused request, and every rank must say "ok".
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test/orte/mcarun_test_support.h"
+#include "test/support/opal_test.h"
+
+static void run_job(const char *tree, const char *k, int np)
+{
+    static char prog[4096], count[16];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_iv_rank"));
+    snprintf(count, sizeof(count), "%d", np);
+    const char *args[] = {"-np", count, "--oversubscribe", "--timeout", "240", prog, "btl", tree,
+                          k,     NULL};
+    mcarun_run_t run;
+    mcarun_test_set_run_limit(300);
+    mcarun_test_mcarun(&run, NULL, args);
+    bool ok = mcarun_test_count(run.out, " ok\n") == np &&
+              0 == mcarun_test_count(run.out, "FAILED") &&
+              1 == mcarun_test_count(run.out, "root: script done\n");
+    if (!ok || 0 != run.status) {
+        mcarun_test_dump(&run);
+    }
+    ck_assert_msg(ok, "%s k=%s np=%d: %d of %d ranks ok", tree, k, np,
+                  mcarun_test_count(run.out, " ok\n"), np);
+    ck_assert_int_eq(run.status, 0);
+    if (np > 1) {
+        /* The member that refused the stray request named its sender. */
+        ck_assert_msg(NULL != strstr(run.out, "from rank 1 of group 'primary': no namespace 99"),
+                      "the refusal does not name its sender");
+    }
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(iv_over_a_binary_kary_tree_of_4_ranks)
+{
+    run_job("kary", "2", 4);
+}
+END_TEST
+
+START_TEST(iv_over_a_binomial_tree_of_4_ranks)
+{
+    run_job("knomial", "2", 4);
+}
+END_TEST
+
+START_TEST(iv_over_a_flat_tree_of_4_ranks)
+{
+    run_job("flat", "2", 4);
+}
+END_TEST
+
+START_TEST(iv_over_one_rank)
+{
+    run_job("knomial", "2", 1);
+}
+END_TEST
+
+int main(void)
+{
+    setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
+    Suite *s = suite_create("rpc_iv_job");
+    OPAL_TEST_ADD(s, iv_over_a_binary_kary_tree_of_4_ranks);
+    OPAL_TEST_ADD(s, iv_over_a_binomial_tree_of_4_ranks);
+    OPAL_TEST_ADD(s, iv_over_a_flat_tree_of_4_ranks);
+    OPAL_TEST_ADD(s, iv_over_one_rank);
+    return opal_test_run(s);
+}
