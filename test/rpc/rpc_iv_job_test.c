@@ -35,8 +35,8 @@ static void run_job(const char *tree, const char *k, int np)
     ck_assert_int_eq(run.status, 0);
     if (np > 1) {
         /* The member that refused the stray request named its sender. */
-        ck_assert_msg(NULL != strstr(run.out, "from rank 1 of group 'primary': no namespace 99"),
-                      "the refusal does not name its sender");
+        ck_assert_msg(NULL != strstr(run.err, "from rank 1 of group 'primary': no namespace 99"),
+                      "the refusal does not name its sender: %.2000s", run.err);
     }
     mcarun_test_run_free(&run);
 }
