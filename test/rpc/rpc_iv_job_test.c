@@ -41,6 +41,38 @@ static void run_job(const char *tree, const char *k, int np)
     mcarun_test_run_free(&run);
 }
 
+/* The last rank's parent is killed: the other ranks go around it. */
+static void run_kill(const char *tree, const char *k, int np)
+{
+    static char prog[4096], count[16];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_iv_rank"));
+    snprintf(count, sizeof(count), "%d", np);
+    const char *args[] = {"-np",       count,  "--oversubscribe",
+                          "--timeout", "240",  "--enable-recovery",
+                          prog,        "btl",  tree,
+                          k,           "kill", NULL};
+    mcarun_run_t run;
+    mcarun_test_set_run_limit(300);
+    mcarun_test_mcarun(&run, NULL, args);
+    bool ok = mcarun_test_count(run.out, " ok\n") == np - 1 &&
+              0 == mcarun_test_count(run.out, "FAILED") &&
+              1 == mcarun_test_count(run.out, "root: script done\n");
+    if (!ok) {
+        mcarun_test_dump(&run);
+    }
+    ck_assert_msg(ok, "%s k=%s np=%d kill: %d of %d ranks ok", tree, k, np,
+                  mcarun_test_count(run.out, " ok\n"), np - 1);
+    /* mcarun says a rank died. */
+    ck_assert_int_ne(run.status, 0);
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(iv_goes_around_a_killed_parent_in_a_kary_tree)
+{
+    run_kill("kary", "2", 4);
+}
+END_TEST
+
 START_TEST(iv_over_a_binary_kary_tree_of_4_ranks)
 {
     run_job("kary", "2", 4);
@@ -73,5 +105,6 @@ int main(void)
     OPAL_TEST_ADD(s, iv_over_a_binomial_tree_of_4_ranks);
     OPAL_TEST_ADD(s, iv_over_a_flat_tree_of_4_ranks);
     OPAL_TEST_ADD(s, iv_over_one_rank);
+    OPAL_TEST_ADD(s, iv_goes_around_a_killed_parent_in_a_kary_tree);
     return opal_test_run(s);
 }

@@ -2,7 +2,7 @@
  * A rank of an mcarun job for rpc_iv_job_test: incast variables over the
  * primary group, namespace 1 rooted at rank 0.
  *
- *   rpc_iv_rank <na info> <tree> <k>
+ *   rpc_iv_rank <na info> <tree> <k> [kill]
  *
  * Every rank creates the namespace and serves; rank 0 runs the script:
  * it tells each rank what to do by a command request (the rank starts
@@ -15,9 +15,14 @@
  * once and at the root eventually; a leaf that knows its parent dead
  * fetches through its grandparent; a namespace a member lacks is refused
  * with a reason. A stop ends the ranks; each prints "rank N ok".
+ * With "kill", the last rank's parent dies (SIGKILL) once the job has
+ * started, no one being told: the last rank's fetch and update go around
+ * it to the root, and an invalidate from the root reaches the last rank
+ * around it while saying that one member failed.
  */
 #include "opal/opal_config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +270,42 @@ static void fetch_everywhere(const char *key, const char *value, uint64_t versio
     fflush(stdout);
 }
 
+/* The kill case: victim (the last rank's parent) is gone. */
+static void script_kill(uint32_t victim)
+{
+    result_t r;
+    uint32_t leaf = np - 1;
+    cmd(0, CMD_UPDATE, 0, "k", "before", &r);
+    CHECK(OPAL_SUCCESS == r.rstatus && 1 == r.version, "update at the root: %s",
+          opal_strerror((int) r.rstatus));
+    cmd(leaf, CMD_FETCH, 0, "k", NULL, &r);
+    CHECK(OPAL_SUCCESS == r.rstatus && 0 == strcmp(r.value, "before") && 1 == r.version,
+          "the leaf fetched '%s' version %llu around its dead parent: %s", r.value,
+          (unsigned long long) r.version, opal_strerror((int) r.rstatus));
+    cmd(leaf, CMD_UPDATE, 0, "k", "leaf", &r);
+    CHECK(OPAL_SUCCESS == r.rstatus && 2 == r.version,
+          "the leaf's update around its dead parent: %s, version %llu",
+          opal_strerror((int) r.rstatus), (unsigned long long) r.version);
+    cmd(0, CMD_UPDATE, 0, "k", "root", &r);
+    cmd(0, CMD_INVAL, 0, "k", NULL, &r);
+    CHECK(OPAL_SUCCESS != r.rstatus && np - 1 == r.len,
+          "invalidate with rank %u dead: %s, %llu members", victim, opal_strerror((int) r.rstatus),
+          (unsigned long long) r.len);
+    /* The leaf dropped its copy ("leaf", version 2): it reads the root's. */
+    cmd(leaf, CMD_FETCH, 0, "k", NULL, &r);
+    CHECK(OPAL_SUCCESS == r.rstatus && 0 == strcmp(r.value, "root") && 3 == r.version,
+          "the leaf fetched '%s' version %llu after the invalidate", r.value,
+          (unsigned long long) r.version);
+    printf("root: rank %u went around dead rank %u\n", leaf, victim);
+    printf("root: script done\n");
+    fflush(stdout);
+    for (uint32_t i = 1; i < np; ++i) {
+        if (i != victim) {
+            cmd(i, CMD_STOP, 0, NULL, NULL, &r);
+        }
+    }
+}
+
 static void script(const char *tree, uint32_t k)
 {
     result_t r;
@@ -367,7 +408,7 @@ static void script(const char *tree, uint32_t k)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: rpc_iv_rank <na info> <tree> <k>\n");
+        fprintf(stderr, "usage: rpc_iv_rank <na info> <tree> <k> [kill]\n");
         return 2;
     }
     if (OPAL_SUCCESS != orte_init(&argc, &argv)) {
@@ -376,7 +417,9 @@ int main(int argc, char **argv)
     me = opal_proc_job_info()->my_name.vpid;
     np = opal_proc_job_info()->size;
     uint32_t k = (uint32_t) atoi(argv[3]);
-    opal_rpc_iv_opts_t opts = {.tree = argv[2], .k = k};
+    bool kill = argc > 4 && 0 == strcmp(argv[4], "kill");
+    /* A dead member is only found by its silence: a short wait. */
+    opal_rpc_iv_opts_t opts = {.tree = argv[2], .k = k, .timeout = kill ? 5 : 0};
     int rc;
     if (OPAL_SUCCESS != (rc = opal_rpc_init(argv[1], true)) ||
         OPAL_SUCCESS != (rc = opal_rpc_proto_register(&cmd_proto)) ||
@@ -391,8 +434,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %u: fence: %s\n", me, opal_strerror(rc));
         return 1;
     }
+    uint32_t victim = UINT32_MAX;
+    if (kill) {
+        const opal_rpc_tree_ops_t *t = opal_rpc_tree_lookup(argv[2]);
+        victim = NULL == t || np < 3 ? 0 : t->parent(np - 1, np, k);
+        if (0 == victim) {
+            fprintf(stderr, "rank %u: the kill case needs a last rank whose parent is not 0\n", me);
+            return 1;
+        }
+        if (me == victim) {
+            raise(SIGKILL);
+        }
+    }
     if (0 == me) {
-        script(argv[2], k);
+        if (kill) {
+            script_kill(victim);
+        } else {
+            script(argv[2], k);
+        }
     } else {
         time_t deadline = time(NULL) + 300;
         while (!stop && time(NULL) < deadline) {

@@ -143,11 +143,11 @@ static bool is_dead(const opal_rpc_iv_ns_t *ns, uint32_t rank)
            OPAL_RPC_MEMBER_DEAD == s;
 }
 
-/* The nearest ancestor the group does not know dead (CaRT reroutes the
- * same way), or an error when the root itself is dead. */
-static int live_parent(const opal_rpc_iv_ns_t *ns, uint32_t *rank)
+/* The nearest ancestor of tree rank rel that the group does not know
+ * dead (CaRT reroutes the same way), or an error when the root is dead. */
+static int live_parent(const opal_rpc_iv_ns_t *ns, uint32_t rel, uint32_t *rank)
 {
-    uint32_t p = ns->tree->parent(to_rel(ns, ns->self), ns->size, ns->k);
+    uint32_t p = ns->tree->parent(rel, ns->size, ns->k);
     while (OPAL_RPC_TREE_NONE != p && 0 != p && is_dead(ns, to_rank(ns, p))) {
         p = ns->tree->parent(p, ns->size, ns->k);
     }
@@ -158,15 +158,16 @@ static int live_parent(const opal_rpc_iv_ns_t *ns, uint32_t *rank)
     return OPAL_SUCCESS;
 }
 
-/* The live members right below this one: its children, and in place of a
- * dead child that child's live children (depth first; out holds size). */
-static uint32_t live_children(const opal_rpc_iv_ns_t *ns, uint32_t *out)
+/* The live members right below tree rank rel: its children, and in place
+ * of a dead child that child's live children (depth first; out holds
+ * size). */
+static uint32_t live_children(const opal_rpc_iv_ns_t *ns, uint32_t rel, uint32_t *out)
 {
     uint32_t *stack = malloc(ns->size * sizeof(uint32_t));
     uint32_t *kids = malloc(ns->size * sizeof(uint32_t));
     uint32_t top = 0, count = 0;
     if (NULL != stack && NULL != kids) {
-        stack[top++] = to_rel(ns, ns->self);
+        stack[top++] = rel;
         bool first = true;
         while (top > 0) {
             uint32_t r = stack[--top];
@@ -303,18 +304,16 @@ static void op_finish(iv_op_t *op)
     }
     if (NULL != op->from) {
         rpc_iv_out_t *out = opal_rpc_req_output(op->from);
-        int rc;
+        out->status = op->status;
+        out->reason = NULL == op->reason ? (char *) opal_strerror(op->status) : op->reason;
+        out->version = op->version;
+        out->members = op->members;
         if (OPAL_SUCCESS == op->status) {
-            out->version = op->version;
-            out->members = op->members;
             out->value.buf = op->value;
             out->value.len = (uint32_t) op->len;
-            rc = opal_rpc_reply_send(op->from);
-            memset(out, 0, sizeof(*out));
-        } else {
-            rc = opal_rpc_reply_error(op->from, op->status,
-                                      NULL == op->reason ? opal_strerror(op->status) : op->reason);
         }
+        int rc = opal_rpc_reply_send(op->from);
+        memset(out, 0, sizeof(*out));
         if (OPAL_SUCCESS != rc) {
             opal_output_verbose(1, opal_rpc_base_output, "rpc iv: namespace %u: reply: %s",
                                 op->ns->id, opal_strerror(rc));
@@ -367,17 +366,30 @@ static void op_fail(iv_op_t *op, int status, const char *reason, bool later)
 
 static void sent_done(opal_rpc_request_t *req, int status, void *arg);
 
+/* One request of an op: to whom, and which operation. */
+typedef struct iv_send_t {
+    iv_op_t *op;
+    uint32_t rank;
+    uint32_t index;
+} iv_send_t;
+
 /* Sends op's request of index to rank; sent_done completes it. */
 static int op_send(iv_op_t *op, uint32_t index, uint32_t rank)
 {
     opal_rpc_iv_ns_t *ns = op->ns;
     opal_rpc_endpoint_t ep;
     opal_rpc_request_t *req = NULL;
+    iv_send_t *snd = malloc(sizeof(*snd));
+    if (NULL == snd) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    *snd = (iv_send_t){.op = op, .rank = rank, .index = index};
     int rc = opal_rpc_group_endpoint(ns->group, rank, opal_rpc_context_idx(ns->ctx), &ep);
     if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_req_create(ns->ctx, &ep, OPAL_RPC_IV_OPCODE(index), &req);
     }
     if (OPAL_SUCCESS != rc) {
+        free(snd);
         return rc;
     }
     rpc_iv_in_t *in = opal_rpc_req_input(req);
@@ -393,11 +405,56 @@ static int op_send(iv_op_t *op, uint32_t index, uint32_t rank)
         in->value.len = (uint32_t) op->len;
     }
     (void) opal_rpc_req_set_timeout(req, ns->timeout);
-    rc = opal_rpc_req_send(req, sent_done, op);
+    rc = opal_rpc_req_send(req, sent_done, snd);
     if (OPAL_SUCCESS == rc) {
         ns->stats.sent++;
+    } else {
+        free(snd);
     }
     return rc;
+}
+
+static void send_up(iv_op_t *op, uint32_t index, uint32_t from_rel, bool later);
+
+/* A member that cannot be reached or did not answer: worth going around. */
+static bool lost(int status)
+{
+    return OPAL_ERR_TIMEOUT == status || OPAL_ERR_PEER_FAILED == status ||
+           OPAL_ERR_UNREACH == status;
+}
+
+/* Sends op (an invalidate going down) to the live members below tree
+ * rank rel; how many it reached. */
+static uint32_t send_down(iv_op_t *op, uint32_t rel)
+{
+    opal_rpc_iv_ns_t *ns = op->ns;
+    uint32_t *kids = malloc(ns->size * sizeof(uint32_t));
+    uint32_t sent = 0;
+    if (NULL == kids) {
+        op->status = OPAL_SUCCESS == op->status ? OPAL_ERR_OUT_OF_RESOURCE : op->status;
+        return 0;
+    }
+    uint32_t count = live_children(ns, rel, kids);
+    for (uint32_t i = 0; i < count; ++i) {
+        int rc = op_send(op, IV_OP_INVAL_DOWN, kids[i]);
+        if (OPAL_SUCCESS == rc) {
+            sent++;
+            continue;
+        }
+        if (OPAL_SUCCESS == op->status) {
+            char why[160];
+            snprintf(why, sizeof(why), "iv namespace %u: sending to rank %u: %s", ns->id, kids[i],
+                     opal_strerror(rc));
+            op->status = rc;
+            op->reason = strdup(why);
+        }
+        if (lost(rc)) {
+            /* Below it, as if it were known dead (bounded by the depth). */
+            sent += send_down(op, to_rel(ns, kids[i]));
+        }
+    }
+    free(kids);
+    return sent;
 }
 
 static void fetch_start(iv_op_t *op);
@@ -408,22 +465,47 @@ static void inval_start(iv_op_t *op);
  * child (invalidate going down). */
 static void sent_done(opal_rpc_request_t *req, int status, void *arg)
 {
-    iv_op_t *op = arg;
+    iv_send_t snd = *(iv_send_t *) arg;
+    iv_op_t *op = snd.op;
     opal_rpc_iv_ns_t *ns = op->ns;
     const rpc_iv_out_t *out = opal_rpc_req_output(req);
+    free(arg);
+    /* A member's answer that says it failed is not a lost member: only a
+     * request that was not answered goes around its member. */
+    bool around = OPAL_SUCCESS != status && lost(status);
+    bool answered = OPAL_SUCCESS == status;
+    const char *why = opal_rpc_req_error_reason(req);
+    if (answered && OPAL_SUCCESS != out->status) {
+        status = out->status < 0 ? out->status : OPAL_ERROR;
+        why = out->reason;
+    }
     if (OPAL_SUCCESS != status) {
-        const char *why = opal_rpc_req_error_reason(req);
         char reason[256];
-        snprintf(reason, sizeof(reason), "iv namespace %u: %s%s%s", ns->id, opal_strerror(status),
-                 NULL == why ? "" : ": ", NULL == why ? "" : why);
+        snprintf(reason, sizeof(reason), "iv namespace %u: rank %u: %s%s%s", ns->id, snd.rank,
+                 opal_strerror(status), NULL == why ? "" : ": ", NULL == why ? "" : why);
+        if (around) {
+            opal_output_verbose(1, opal_rpc_base_output, "rpc iv: %s: going around it", reason);
+        }
         if (IV_INVAL_DOWN == op->kind) {
+            /* The members below it still drop their copies; the op tells
+             * that one member could not. */
             if (OPAL_SUCCESS == op->status) {
                 op->status = status;
                 op->reason = strdup(reason);
             }
+            if (around) {
+                op->pending += send_down(op, to_rel(ns, snd.rank));
+            } else if (answered) {
+                /* Its subtree answered, short of a member. */
+                op->members += out->members;
+            }
             if (0 == --op->pending) {
                 op_finish(op);
             }
+            return;
+        }
+        if (around && snd.rank != ns->root) {
+            send_up(op, snd.index, to_rel(ns, snd.rank), false);
             return;
         }
         op_fail(op, status, reason, false);
@@ -464,20 +546,29 @@ static void sent_done(opal_rpc_request_t *req, int status, void *arg)
     op_finish(op);
 }
 
-/* Sends op to the nearest live ancestor; false when it finished instead
- * (failed). */
-static void send_up(iv_op_t *op, uint32_t index, bool later)
+/* Sends op to the nearest live ancestor of tree rank from_rel, or fails
+ * it (from the next progress when later). */
+static void send_up(iv_op_t *op, uint32_t index, uint32_t from_rel, bool later)
 {
     uint32_t parent;
     char why[160];
-    int rc = live_parent(op->ns, &parent);
-    if (OPAL_SUCCESS != rc) {
-        snprintf(why, sizeof(why), "iv namespace %u: the root (rank %u) is dead", op->ns->id,
-                 op->ns->root);
-        op_fail(op, rc, why, later);
-        return;
-    }
-    rc = op_send(op, index, parent);
+    int rc;
+    do {
+        rc = live_parent(op->ns, from_rel, &parent);
+        if (OPAL_SUCCESS != rc) {
+            snprintf(why, sizeof(why), "iv namespace %u: the root (rank %u) is dead", op->ns->id,
+                     op->ns->root);
+            op_fail(op, rc, why, later);
+            return;
+        }
+        rc = op_send(op, index, parent);
+        if (OPAL_SUCCESS != rc && lost(rc) && parent != op->ns->root) {
+            opal_output_verbose(1, opal_rpc_base_output,
+                                "rpc iv: namespace %u: rank %u: %s: going around it", op->ns->id,
+                                parent, opal_strerror(rc));
+        }
+        from_rel = to_rel(op->ns, parent);
+    } while (OPAL_SUCCESS != rc && lost(rc) && parent != op->ns->root);
     if (OPAL_SUCCESS != rc) {
         snprintf(why, sizeof(why), "iv namespace %u: sending to rank %u: %s", op->ns->id, parent,
                  opal_strerror(rc));
@@ -518,7 +609,7 @@ static void fetch_start(iv_op_t *op)
         op->status = OPAL_ERR_NOT_FOUND;
     } else {
         ns->stats.misses++;
-        send_up(op, IV_OP_FETCH, later);
+        send_up(op, IV_OP_FETCH, to_rel(ns, ns->self), later);
         return;
     }
     if (later) {
@@ -533,7 +624,7 @@ static void update_start(iv_op_t *op)
     opal_rpc_iv_ns_t *ns = op->ns;
     bool later = NULL == op->from;
     if (ns->self != ns->root) {
-        send_up(op, IV_OP_UPDATE, later && !op->lazy);
+        send_up(op, IV_OP_UPDATE, to_rel(ns, ns->self), later && !op->lazy);
         return;
     }
     iv_entry_t *e = entry_find(ns, op->key, op->keylen);
@@ -571,27 +662,10 @@ static void inval_down(iv_op_t *op, bool later)
     }
     op->kind = IV_INVAL_DOWN;
     op->members = 1;
-    uint32_t *kids = malloc(ns->size * sizeof(uint32_t));
-    if (NULL == kids) {
-        op_fail(op, OPAL_ERR_OUT_OF_RESOURCE, NULL, later);
-        return;
-    }
-    uint32_t count = live_children(ns, kids);
-    op->pending = 1 + count;
-    for (uint32_t i = 0; i < count; ++i) {
-        int rc = op_send(op, IV_OP_INVAL_DOWN, kids[i]);
-        if (OPAL_SUCCESS != rc) {
-            if (OPAL_SUCCESS == op->status) {
-                char why[160];
-                snprintf(why, sizeof(why), "iv namespace %u: sending to rank %u: %s", ns->id,
-                         kids[i], opal_strerror(rc));
-                op->status = rc;
-                op->reason = strdup(why);
-            }
-            op->pending--;
-        }
-    }
-    free(kids);
+    /* One more while the children are being sent: nothing finishes the op
+     * before they all are. */
+    op->pending = 1;
+    op->pending += send_down(op, to_rel(ns, ns->self));
     if (0 == --op->pending) {
         if (later) {
             op_finish_later(op);
@@ -605,7 +679,7 @@ static void inval_start(iv_op_t *op)
 {
     bool later = NULL == op->from;
     if (IV_INVAL_UP == op->kind && op->ns->self != op->ns->root) {
-        send_up(op, IV_OP_INVAL_UP, later);
+        send_up(op, IV_OP_INVAL_UP, to_rel(op->ns, op->ns->self), later);
         return;
     }
     inval_down(op, later);

@@ -38,9 +38,14 @@ enum {
     X(opal_rpc_iov_t, value, IOV)
 OPAL_RPC_STRUCT(rpc_iv_in, RPC_IV_IN_FIELDS);
 
-/* The answer: fetch: the value and its version; update: the version the
- * root gave; invalidate: how many members dropped (or had no) copy. */
+/* The answer: the member's outcome (an error it met on the way, with its
+ * reason: not being answered at all is the request's own failure, which
+ * the sender goes around); fetch: the value and its version; update: the
+ * version the root gave; invalidate: how many members dropped (or had
+ * no) copy. */
 #define RPC_IV_OUT_FIELDS(X)                                                                       \
+    X(int32_t, status, VAR)                                                                        \
+    X(char *, reason, STRING)                                                                      \
     X(uint64_t, version, VAR)                                                                      \
     X(uint32_t, members, VAR)                                                                      \
     X(opal_rpc_iov_t, value, IOV)
