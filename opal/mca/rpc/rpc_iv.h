@@ -32,9 +32,13 @@
  *
  * Members the group knows dead (opal_rpc_group_member_set_state, SWIM)
  * are passed over: a request goes to the nearest live ancestor, and an
- * invalidate to the live members below a dead one. A parent that dies
- * with a request in flight fails it (OPAL_ERR_PEER_FAILED or
- * OPAL_ERR_TIMEOUT after the namespace's timeout); it is not retried.
+ * invalidate to the live members below a dead one. A member that does
+ * not answer (unreachable, or silent past the namespace's timeout) is
+ * gone around the same way for that request, as CaRT does: a fetch or
+ * update goes on to the next ancestor (one timeout more per member lost
+ * on the way), an invalidate to the lost member's children, and then
+ * completes with the error (that one member may hold a stale copy) and
+ * the count of those reached. Only the root lost fails an operation.
  *
  * Threads: a namespace belongs to its context: call it from the thread
  * that progresses the context; completions and hooks run from that
