@@ -328,7 +328,7 @@ static void wire_done(opal_rpc_request_t *req, int status, void *arg)
     if (OPAL_SUCCESS == status) {
         w->version = out->version;
         w->members = out->members;
-        if (out->value.len < sizeof(w->value)) {
+        if (out->value.len > 0 && out->value.len < sizeof(w->value)) {
             memcpy(w->value, out->value.buf, out->value.len);
             w->value[out->value.len] = '\0';
         }
