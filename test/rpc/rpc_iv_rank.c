@@ -57,7 +57,17 @@ static opal_rpc_iv_ns_t *ns;
     } while (0)
 
 #define CMD_BASE 0x35
-enum { CMD_FETCH, CMD_UPDATE, CMD_LAZY, CMD_INVAL, CMD_DEAD, CMD_ALIVE, CMD_STRAY, CMD_STOP };
+enum {
+    CMD_FETCH,
+    CMD_FETCH2, /* two fetches of the key at once */
+    CMD_UPDATE,
+    CMD_LAZY,
+    CMD_INVAL,
+    CMD_DEAD,
+    CMD_ALIVE,
+    CMD_STRAY,
+    CMD_STOP
+};
 
 #define CMD_IN_FIELDS(X)                                                                           \
     X(uint32_t, what, VAR)                                                                         \
@@ -75,13 +85,17 @@ OPAL_RPC_STRUCT(cmd_in, CMD_IN_FIELDS);
     X(char *, value, STRING)                                                                       \
     X(uint64_t, sent, VAR)                                                                         \
     X(uint64_t, hits, VAR)                                                                         \
-    X(uint64_t, served, VAR)
+    X(uint64_t, served, VAR)                                                                       \
+    X(uint64_t, joined, VAR)
 OPAL_RPC_STRUCT(cmd_out, CMD_OUT_FIELDS);
 
 typedef struct {
     opal_rpc_request_t *req;
     uint64_t sent_before;
     char value[256];
+    /* CMD_FETCH2: the first answer, while the second is out. */
+    int twice, first_status;
+    char first[256];
 } pending_t;
 
 static void answer(pending_t *p, int status, const char *value, size_t len, uint64_t version)
@@ -100,6 +114,7 @@ static void answer(pending_t *p, int status, const char *value, size_t len, uint
     out->sent = st.sent - p->sent_before;
     out->hits = iv.hits;
     out->served = iv.served;
+    out->joined = iv.joined;
     (void) opal_rpc_reply_send(p->req);
     memset(out, 0, sizeof(*out));
     opal_rpc_req_decref(p->req);
@@ -111,6 +126,28 @@ static void iv_done(opal_rpc_iv_ns_t *n, int status, const void *value, size_t l
 {
     (void) n;
     answer(arg, status, value, len, version);
+}
+
+/* Both fetches of CMD_FETCH2 answered: the same value, or an error. */
+static void twice_done(opal_rpc_iv_ns_t *n, int status, const void *value, size_t len,
+                       uint64_t version, void *arg)
+{
+    (void) n;
+    pending_t *p = arg;
+    if (0 == p->twice++) {
+        p->first_status = status;
+        snprintf(p->first, sizeof(p->first), "%.*s", NULL == value ? 0 : (int) len,
+                 NULL == value ? "" : (const char *) value);
+        return;
+    }
+    char second[256];
+    snprintf(second, sizeof(second), "%.*s", NULL == value ? 0 : (int) len,
+             NULL == value ? "" : (const char *) value);
+    if (OPAL_SUCCESS == status &&
+        (OPAL_SUCCESS != p->first_status || 0 != strcmp(p->first, second))) {
+        status = OPAL_ERR_BAD_PARAM;
+    }
+    answer(p, status, value, len, version);
 }
 
 static void stray_done(opal_rpc_request_t *req, int status, void *arg)
@@ -156,6 +193,12 @@ static void cmd_handler(opal_rpc_request_t *req)
         case CMD_FETCH:
             rc = opal_rpc_iv_fetch(ns, in->key, keylen, iv_done, p);
             break;
+        case CMD_FETCH2:
+            rc = opal_rpc_iv_fetch(ns, in->key, keylen, twice_done, p);
+            if (OPAL_SUCCESS == rc) {
+                rc = opal_rpc_iv_fetch(ns, in->key, keylen, twice_done, p);
+            }
+            break;
         case CMD_UPDATE:
         case CMD_LAZY:
             rc = opal_rpc_iv_update(ns, in->key, keylen, in->value, len,
@@ -200,7 +243,7 @@ typedef struct {
     bool done;
     int status;
     int64_t rstatus;
-    uint64_t version, len, sent, hits, served;
+    uint64_t version, len, sent, hits, served, joined;
     char value[256];
 } result_t;
 
@@ -216,6 +259,7 @@ static void cmd_done(opal_rpc_request_t *req, int status, void *arg)
         r->sent = out->sent;
         r->hits = out->hits;
         r->served = out->served;
+        r->joined = out->joined;
         snprintf(r->value, sizeof(r->value), "%s", NULL == out->value ? "" : out->value);
     }
     r->done = true;
@@ -349,6 +393,19 @@ static void script(const char *tree, uint32_t k)
     CHECK(OPAL_SUCCESS == r.rstatus && np == r.len, "invalidate from the leaf: %s, %llu members",
           opal_strerror((int) r.rstatus), (unsigned long long) r.len);
     fetch_everywhere("k", "second", 2, "after a second update and an invalidate");
+
+    /* Two fetches of a key the leaf lacks, at once: one request goes up,
+     * the other waits for its answer. */
+    cmd(0, CMD_UPDATE, 0, "twice", "both", &r);
+    cmd(leaf, CMD_FETCH2, 0, "twice", NULL, &r);
+    if (0 != leaf) {
+        CHECK(OPAL_SUCCESS == r.rstatus && 0 == strcmp(r.value, "both") && 1 == r.sent &&
+                  1 == r.joined,
+              "two fetches at once at the leaf: %s, '%s', %llu requests sent, %llu joined",
+              opal_strerror((int) r.rstatus), r.value, (unsigned long long) r.sent,
+              (unsigned long long) r.joined);
+        printf("root: two fetches at once sent one request\n");
+    }
 
     /* Lazy: here at once (no version yet), at the root eventually (the
      * root itself stores it at once: its version is known). */

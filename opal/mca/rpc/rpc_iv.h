@@ -105,6 +105,7 @@ typedef void (*opal_rpc_iv_cb_t)(opal_rpc_iv_ns_t *ns, int status, const void *v
 typedef struct opal_rpc_iv_stats_t {
     uint64_t hits;        /* fetches answered from the cache / store here */
     uint64_t misses;      /* fetches this member asked its parent for */
+    uint64_t joined;      /* fetches that waited for one already asking */
     uint64_t sent;        /* requests this member sent (parent or children) */
     uint64_t served;      /* requests from other members answered */
     uint64_t stored;      /* root: updates stored */

@@ -194,6 +194,24 @@ int opal_rpc_base_iv_op_set_value(iv_op_t *op, const void *value, size_t len)
 static void op_finish(iv_op_t *op)
 {
     opal_rpc_iv_ns_t *ns = op->ns;
+    if (op->asking) {
+        /* The fetches that waited for this one get its answer. */
+        (void) opal_hash_table_remove_value_ptr(&ns->fetching, op->key, op->keylen);
+        op->asking = false;
+        while (NULL != op->waiters) {
+            iv_op_t *w = op->waiters;
+            op->waiters = w->next_waiter;
+            w->version = op->version;
+            w->status = op->status;
+            if (OPAL_SUCCESS == w->status) {
+                w->status = opal_rpc_base_iv_op_set_value(w, op->value, op->len);
+            }
+            if (NULL != op->reason) {
+                w->reason = strdup(op->reason);
+            }
+            op_finish(w);
+        }
+    }
     if (op->lazy && OPAL_SUCCESS != op->status) {
         /* This member's copy is no one else's: it goes. */
         iv_entry_t *e = entry_find(ns, op->key, op->keylen);
@@ -492,7 +510,7 @@ static void fetch_start(iv_op_t *op)
         if (OPAL_SUCCESS == rc && len > opal_rpc_base_iv_value_max) {
             opal_output(0,
                         "rpc iv: namespace %u: on_fetch gave %zu bytes, past "
-                        "rpc_opal_rpc_base_iv_value_max %u",
+                        "rpc_iv_value_max %u",
                         ns->id, len, opal_rpc_base_iv_value_max);
             rc = OPAL_ERR_BAD_PARAM;
         }
@@ -513,6 +531,20 @@ static void fetch_start(iv_op_t *op)
     } else if (ns->self == ns->root) {
         op->status = OPAL_ERR_NOT_FOUND;
     } else {
+        void *asking = NULL;
+        if (OPAL_SUCCESS ==
+            opal_hash_table_get_value_ptr(&ns->fetching, op->key, op->keylen, &asking)) {
+            /* Answered with the one already asking (which always finishes
+             * from progress, so this one does too). */
+            iv_op_t *leader = asking;
+            op->next_waiter = leader->waiters;
+            leader->waiters = op;
+            ns->stats.joined++;
+            return;
+        }
+        if (OPAL_SUCCESS == opal_hash_table_set_value_ptr(&ns->fetching, op->key, op->keylen, op)) {
+            op->asking = true;
+        }
         ns->stats.misses++;
         send_up(op, IV_OP_FETCH, to_rel(ns, ns->self), later);
         return;

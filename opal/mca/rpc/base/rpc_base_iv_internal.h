@@ -38,7 +38,11 @@ struct opal_rpc_iv_ns_t {
     double timeout;
     opal_rpc_iv_ops_t ops;
     opal_hash_table_t entries; /* key bytes -> iv_entry_t */
-    uint32_t inflight;         /* ops not finished */
+    /* Fetches on their way up (key bytes -> iv_op_t): another miss of the
+     * key here waits for that one's answer instead of asking again, as
+     * CaRT aggregates fetches. */
+    opal_hash_table_t fetching;
+    uint32_t inflight; /* ops not finished */
     opal_rpc_iv_stats_t stats;
     opal_rpc_iv_ns_t *next; /* the registry */
 };
@@ -62,6 +66,10 @@ typedef struct iv_op_t {
     /* The request served (a reference), or NULL for the user's op. */
     opal_rpc_request_t *from;
     bool lazy; /* a lazy update's trip to the root: no callback */
+    /* A fetch on its way up (in ns->fetching), and the fetches of the same
+     * key waiting for its answer. */
+    bool asking;
+    struct iv_op_t *waiters, *next_waiter;
     opal_rpc_iv_cb_t cb;
     void *arg;
 } iv_op_t;

@@ -58,8 +58,8 @@ static int limits_check(void)
     if (opal_rpc_base_iv_key_max < 1 || opal_rpc_base_iv_key_max > 65536 ||
         opal_rpc_base_iv_value_max > (1u << 30)) {
         opal_output(0,
-                    "rpc iv: rpc_opal_rpc_base_iv_key_max %u must be 1..65536 and "
-                    "rpc_opal_rpc_base_iv_value_max %u at most "
+                    "rpc iv: rpc_iv_key_max %u must be 1..65536 and "
+                    "rpc_iv_value_max %u at most "
                     "1073741824",
                     opal_rpc_base_iv_key_max, opal_rpc_base_iv_value_max);
         return OPAL_ERR_BAD_PARAM;
@@ -255,8 +255,13 @@ int opal_rpc_iv_ns_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint
         ns->ops = *ops;
     }
     OBJ_CONSTRUCT(&ns->entries, opal_hash_table_t);
+    OBJ_CONSTRUCT(&ns->fetching, opal_hash_table_t);
     rc = opal_hash_table_init(&ns->entries, 64);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_hash_table_init(&ns->fetching, 16);
+    }
     if (OPAL_SUCCESS != rc) {
+        OBJ_DESTRUCT(&ns->fetching);
         OBJ_DESTRUCT(&ns->entries);
         free(ns);
         return rc;
@@ -265,6 +270,7 @@ int opal_rpc_iv_ns_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint
     for (opal_rpc_iv_ns_t *o = registry; NULL != o; o = o->next) {
         if (o->id == ns_id && 0 == strcmp(o->group_name, ns->group_name)) {
             opal_mutex_unlock(&registry_lock);
+            OBJ_DESTRUCT(&ns->fetching);
             OBJ_DESTRUCT(&ns->entries);
             free(ns);
             return OPAL_ERR_EXISTS;
@@ -294,6 +300,7 @@ int opal_rpc_iv_ns_destroy(opal_rpc_iv_ns_t *ns)
     }
     opal_mutex_unlock(&registry_lock);
     opal_rpc_base_iv_entries_free(ns);
+    OBJ_DESTRUCT(&ns->fetching);
     OBJ_DESTRUCT(&ns->entries);
     free(ns);
     return OPAL_SUCCESS;
@@ -314,7 +321,7 @@ void opal_rpc_iv_stats(const opal_rpc_iv_ns_t *ns, opal_rpc_iv_stats_t *stats)
 static int key_check(const opal_rpc_iv_ns_t *ns, const void *key, size_t keylen, const char *what)
 {
     if (NULL == ns || NULL == key || 0 == keylen || keylen > opal_rpc_base_iv_key_max) {
-        opal_output(0, "rpc iv: %s: a key of %zu bytes (1..rpc_opal_rpc_base_iv_key_max %u)", what,
+        opal_output(0, "rpc iv: %s: a key of %zu bytes (1..rpc_iv_key_max %u)", what,
                     NULL == key ? (size_t) 0 : keylen, opal_rpc_base_iv_key_max);
         return OPAL_ERR_BAD_PARAM;
     }
@@ -348,7 +355,7 @@ int opal_rpc_iv_update(opal_rpc_iv_ns_t *ns, const void *key, size_t keylen, con
     if ((len > 0 && NULL == value) || len > opal_rpc_base_iv_value_max ||
         (OPAL_RPC_IV_SYNC != mode && OPAL_RPC_IV_LAZY != mode)) {
         opal_output(0,
-                    "rpc iv: update: a value of %zu bytes (at most rpc_opal_rpc_base_iv_value_max "
+                    "rpc iv: update: a value of %zu bytes (at most rpc_iv_value_max "
                     "%u) in mode %d",
                     len, opal_rpc_base_iv_value_max, (int) mode);
         return OPAL_ERR_BAD_PARAM;
