@@ -306,6 +306,39 @@ START_TEST(bad_arguments_are_refused)
 }
 END_TEST
 
+/* The limits are variables, read when a namespace is created and at each
+ * call: a smaller key limit refuses a key the default takes, and a limit
+ * out of range refuses the namespace. */
+START_TEST(the_size_limits_are_variables)
+{
+    ck_assert_int_eq(opal_rpc_context_destroy(ctx), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_finalize(), OPAL_SUCCESS);
+    setenv("OPAL_MCA_rpc_iv_key_max", "4", 1);
+    setenv("OPAL_MCA_rpc_iv_value_max", "8", 1);
+    ck_assert_int_eq(opal_rpc_init(NULL, false), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_context_create(0, &ctx), OPAL_SUCCESS);
+    opal_rpc_iv_ns_t *ns = alone(10, NULL);
+    result_t r = {0};
+    ck_assert_int_eq(opal_rpc_iv_fetch(ns, "fivek", 5, record, &r), OPAL_ERR_BAD_PARAM);
+    ck_assert_int_eq(
+        opal_rpc_iv_update(ns, "four", 4, "ninebytes", 9, OPAL_RPC_IV_SYNC, record, &r),
+        OPAL_ERR_BAD_PARAM);
+    ck_assert_int_eq(opal_rpc_iv_update(ns, "four", 4, "eightbyt", 8, OPAL_RPC_IV_SYNC, record, &r),
+                     OPAL_SUCCESS);
+    wait_for(&r);
+    ck_assert_int_eq(r.status, OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_iv_ns_destroy(ns), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_context_destroy(ctx), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_finalize(), OPAL_SUCCESS);
+    setenv("OPAL_MCA_rpc_iv_key_max", "0", 1);
+    ck_assert_int_eq(opal_rpc_init(NULL, false), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_context_create(0, &ctx), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_iv_ns_create(ctx, NULL, 11, 0, NULL, NULL, &ns), OPAL_ERR_BAD_PARAM);
+    unsetenv("OPAL_MCA_rpc_iv_key_max");
+    unsetenv("OPAL_MCA_rpc_iv_value_max");
+}
+END_TEST
+
 /* ------------------------------------------- the protocol, as received */
 
 typedef struct {
@@ -426,6 +459,7 @@ int main(void)
     tcase_add_test(tc, the_roots_hooks_produce_refuse_and_see_values);
     tcase_add_test(tc, invalidate_at_the_root_keeps_its_store);
     tcase_add_test(tc, bad_arguments_are_refused);
+    tcase_add_test(tc, the_size_limits_are_variables);
     tcase_add_test(tc, a_members_request_is_served_from_the_store);
     tcase_add_test(tc, malformed_or_misdirected_requests_are_refused_with_a_reason);
     suite_add_tcase(s, tc);
