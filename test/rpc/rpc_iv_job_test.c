@@ -3,7 +3,8 @@
  * rpc_iv_rank): 4 ranks (oversubscribed) over na/btl, with a namespace
  * rooted at rank 0 over each tree shape; rank 0's script checks fetch,
  * update (sync and lazy), invalidate, the cache, a dead parent passed
- * over and a refused request, and every rank must say "ok".
+ * over and a refused request, and every rank must say "ok". The same
+ * under Open MPI's mpirun (ess/pmix) when it is there.
  */
 #include "opal/opal_config.h"
 
@@ -97,6 +98,49 @@ START_TEST(iv_over_one_rank)
 }
 END_TEST
 
+/* The same script under Open MPI's mpirun (the ranks' runtime is
+ * ess/pmix): the primary group is whatever job the PMIx launcher started. */
+static bool have_mpirun(void)
+{
+#if OPAL_HAVE_PMIX
+    return 0 == system("command -v mpirun >/dev/null 2>&1");
+#else
+    return false;
+#endif
+}
+
+START_TEST(iv_runs_under_open_mpi_mpirun_through_ess_pmix)
+{
+    if (!have_mpirun()) {
+        printf("skipped: no mpirun, or ess/pmix not built\n");
+        return;
+    }
+    /* As in rpc_group_test: libpmix keeps memory inside its own plugins
+     * that a sanitizer build's leak check would report; the same script
+     * runs under mcarun with leak detection. */
+    const char *asan = getenv("ASAN_OPTIONS");
+    static char options[1024], command[16384], out[1 << 16];
+    snprintf(options, sizeof(options), "%s%sdetect_leaks=0", NULL == asan ? "" : asan,
+             NULL == asan || '\0' == asan[0] ? "" : ":");
+    setenv("ASAN_OPTIONS", options, 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    snprintf(command, sizeof(command),
+             "timeout -k 5 240 mpirun --oversubscribe --bind-to none -np 4 "
+             "-x OPAL_MCA_mca_base_component_path=%s %s btl knomial 2 2>&1",
+             RPC_TEST_PLUGIN_DIRS, mcarun_test_build_path("test/rpc/rpc_iv_rank"));
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t len = fread(out, 1, sizeof(out) - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    ck_assert_msg(0 == status && 4 == mcarun_test_count(out, " ok\n") &&
+                      0 == mcarun_test_count(out, "FAILED") &&
+                      1 == mcarun_test_count(out, "root: script done\n"),
+                  "mpirun -np 4 exited %d:\n%.3000s", status, out);
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
@@ -106,5 +150,6 @@ int main(void)
     OPAL_TEST_ADD(s, iv_over_a_flat_tree_of_4_ranks);
     OPAL_TEST_ADD(s, iv_over_one_rank);
     OPAL_TEST_ADD(s, iv_goes_around_a_killed_parent_in_a_kary_tree);
+    OPAL_TEST_ADD(s, iv_runs_under_open_mpi_mpirun_through_ess_pmix);
     return opal_test_run(s);
 }
