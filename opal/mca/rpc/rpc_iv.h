@@ -18,7 +18,8 @@
  * key; else the request goes to the tree parent, which answers from its
  * own cache or asks its parent in turn, each member caching the value on
  * the way back down. The root answers from its store, its on_fetch hook,
- * or OPAL_ERR_NOT_FOUND.
+ * or OPAL_ERR_NOT_FOUND. Misses of a key while its fetch is on the way up
+ * wait for that answer (CaRT's fetch aggregation).
  * update: goes up the tree to the root, which stores it with the next
  * version; the members on the way cache it with that version as the reply
  * passes. OPAL_RPC_IV_SYNC completes once the root stored it (with the
@@ -41,8 +42,10 @@
  * the count of those reached. Only the root lost fails an operation.
  *
  * Threads: a namespace belongs to its context: call it from the thread
- * that progresses the context; completions and hooks run from that
- * context's progress, never from the call that starts an operation.
+ * that progresses the context. Completions run from that context's
+ * progress, never from the call that starts an operation; hooks run in
+ * the same thread where the operation is handled (at the root, or for a
+ * lazy update's local copy, that may be inside the call).
  */
 #ifndef OPAL_MCA_RPC_RPC_IV_H
 #define OPAL_MCA_RPC_RPC_IV_H
