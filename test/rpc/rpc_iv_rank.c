@@ -66,6 +66,7 @@ enum {
     CMD_DEAD,
     CMD_ALIVE,
     CMD_STRAY,
+    CMD_BENCH, /* a figure: fetches of bench0..N-1, misses then hits */
     CMD_STOP
 };
 
@@ -156,6 +157,54 @@ static void stray_done(opal_rpc_request_t *req, int status, void *arg)
     answer(arg, status, why, NULL == why ? 0 : strlen(why), 0);
 }
 
+/* CMD_BENCH: fetches keys bench0..n-1 one after another, twice (the
+ * first round misses here, the second hits), and answers the mean time
+ * of each round in microseconds as its value. */
+typedef struct {
+    pending_t *p;
+    uint32_t n, i;
+    int status;
+    struct timespec t0;
+    double us[2];
+} bench_t;
+
+static double since_us(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double) (t1.tv_sec - t0->tv_sec) * 1e6 + (double) (t1.tv_nsec - t0->tv_nsec) / 1e3;
+}
+
+static void bench_next(opal_rpc_iv_ns_t *n, int status, const void *value, size_t len,
+                       uint64_t version, void *arg)
+{
+    (void) value;
+    (void) len;
+    (void) version;
+    bench_t *b = arg;
+    char key[32];
+    if (OPAL_SUCCESS != status && OPAL_SUCCESS == b->status) {
+        b->status = status;
+    }
+    if (b->i > 0 && 0 == b->i % b->n) {
+        b->us[b->i / b->n - 1] = since_us(&b->t0) / b->n;
+        clock_gettime(CLOCK_MONOTONIC, &b->t0);
+    }
+    if (b->i == 2 * b->n || OPAL_SUCCESS != b->status) {
+        char text[96];
+        snprintf(text, sizeof(text), "%.1f %.1f", b->us[0], b->us[1]);
+        answer(b->p, b->status, text, strlen(text), 0);
+        free(b);
+        return;
+    }
+    snprintf(key, sizeof(key), "bench%u", b->i++ % b->n);
+    int rc = opal_rpc_iv_fetch(n, key, strlen(key), bench_next, b);
+    if (OPAL_SUCCESS != rc) {
+        answer(b->p, rc, NULL, 0, 0);
+        free(b);
+    }
+}
+
 /* A fetch of namespace 99 (which no rank has) sent to rank 0. */
 static int stray(pending_t *p)
 {
@@ -218,6 +267,19 @@ static void cmd_handler(opal_rpc_request_t *req)
         case CMD_STRAY:
             rc = stray(p);
             break;
+        case CMD_BENCH: {
+            bench_t *b = calloc(1, sizeof(*b));
+            if (NULL == b || 0 == in->rank) {
+                free(b);
+                rc = OPAL_ERR_BAD_PARAM;
+                break;
+            }
+            b->p = p;
+            b->n = in->rank;
+            clock_gettime(CLOCK_MONOTONIC, &b->t0);
+            bench_next(ns, OPAL_SUCCESS, NULL, 0, 0, b);
+            return;
+        }
         default:
             stop = true;
             answer(p, OPAL_SUCCESS, NULL, 0, 0);
@@ -350,6 +412,28 @@ static void script_kill(uint32_t victim)
     }
 }
 
+/* A figure, not a check (RPC_IV_BENCH=N keys; the tests leave it out):
+ * the last rank fetches N keys the root stored, missing all the way up,
+ * then again from its cache. */
+static void bench(void)
+{
+    const char *env = getenv("RPC_IV_BENCH");
+    int n = NULL == env ? 0 : atoi(env);
+    result_t r;
+    if (n <= 0) {
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        char key[32];
+        snprintf(key, sizeof(key), "bench%d", i);
+        cmd(0, CMD_UPDATE, 0, key, "a value of 24 bytes here", &r);
+    }
+    cmd(np - 1, CMD_BENCH, (uint32_t) n, NULL, NULL, &r);
+    CHECK(OPAL_SUCCESS == r.rstatus, "bench: %s", opal_strerror((int) r.rstatus));
+    printf("root: rank %u fetched %d keys: %s us each (misses up the tree, hits)\n", np - 1, n,
+           r.value);
+}
+
 static void script(const char *tree, uint32_t k)
 {
     result_t r;
@@ -455,6 +539,7 @@ static void script(const char *tree, uint32_t k)
     CHECK(np == 1 || (OPAL_ERR_NOT_FOUND == r.rstatus &&
                       NULL != strstr(r.value, "no namespace 99 over group 'primary'")),
           "a request for a namespace no one has: %s: %s", opal_strerror((int) r.rstatus), r.value);
+    bench();
     printf("root: script done\n");
     fflush(stdout);
     for (uint32_t i = 1; i < np; ++i) {
