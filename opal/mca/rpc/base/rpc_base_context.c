@@ -278,7 +278,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     bool oneway = 0 != (hdr->flags & OPAL_RPC_HDR_F_ONEWAY);
     char why[256], name[128];
     int rc = OPAL_SUCCESS;
-    opal_rpc_request_t *req = calloc(1, sizeof(*req));
+    opal_rpc_request_t *req = opal_rpc_base_req_alloc(op);
     if (NULL == req) {
         opal_rpc_addr_free(source);
         return;
@@ -289,16 +289,10 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     req->server = true;
     req->ctx = ctx;
     req->opcode = hdr->opcode;
-    req->op = op;
     req->addr = source;
     req->peer_ctx = hdr->src_ctx;
     req->id = hdr->id;
     req->timer.slot = OPAL_RPC_TIMER_NONE;
-    if ((NULL != op->in && NULL == (req->input = malloc(op->in->struct_size))) ||
-        (NULL != op->out && NULL == (req->output = calloc(1, op->out->struct_size)))) {
-        opal_rpc_req_decref(req);
-        return;
-    }
     if (NULL != op->in) {
         rc = opal_rpc_codec_decode_with(op->in, opal_rpc_engine.bulk, payload, len, req->input);
         req->input_decoded = OPAL_SUCCESS == rc;

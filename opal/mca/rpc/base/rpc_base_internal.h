@@ -156,6 +156,11 @@ struct opal_rpc_context_t {
 #define RPC_RELEASE_IN_FIELDS(X) X(uint64_t, id, VAR)
 OPAL_RPC_STRUCT(rpc_release_in, RPC_RELEASE_IN_FIELDS);
 
+/* A zeroed request for op with its input and output structs in the same
+ * block (req->input / req->output point into it; NULL without a codec);
+ * opal_rpc_base_req_destroy frees it. NULL when out of memory. */
+opal_rpc_request_t *opal_rpc_base_req_alloc(const opal_rpc_op_t *op);
+
 /* Encodes header + args into a malloc'd buffer: OPAL_SUCCESS, or
  * OPAL_ERR_VALUE_OUT_OF_BOUNDS past limit bytes. */
 OPAL_DECLSPEC int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec,
