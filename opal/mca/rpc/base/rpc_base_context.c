@@ -89,7 +89,7 @@ static void send_done(const opal_na_cb_info_t *info)
             char why[96];
             snprintf(why, sizeof(why), "sending the request failed: %s", opal_strerror(info->ret));
             (void) opal_rpc_base_complete(req, info->ret, strdup(why));
-        } else if (0 != (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+        } else if (!req->expects_reply) {
             (void) opal_rpc_base_complete(req, OPAL_SUCCESS, NULL);
         }
         opal_rpc_req_decref(req);
@@ -134,7 +134,7 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
         }
         opal_mutex_unlock(&dst->lock);
         opal_mutex_unlock(&e->lock);
-        if (NULL != req && 0 != (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+        if (NULL != req && !req->expects_reply) {
             (void) opal_rpc_base_complete(req, OPAL_SUCCESS, NULL);
         }
         return OPAL_SUCCESS;
@@ -212,7 +212,8 @@ static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         rc = OPAL_ERR_PROTOCOL;
     }
     if (OPAL_SUCCESS != rc) {
-        if (!oneway) {
+        /* A one-way input by bulk is acknowledged: its sender waits. */
+        if (!oneway || 0 != (hdr->flags & OPAL_RPC_HDR_F_BULK)) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof(why) - n, " at context %u", ctx->idx);
             opal_rpc_base_error_reply(ctx, hdr, source, rc, why);
@@ -366,7 +367,9 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
             free(reason);
             reason = strdup("an error reply whose reason does not decode");
         }
-    } else if (NULL != req->op->out && !req->output_decoded) {
+    } else if (NULL != req->op->out && !req->output_decoded &&
+               0 == (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+        /* (A one-way request's ack carries nothing.) */
         int rc = opal_rpc_codec_decode_with(req->op->out, opal_rpc_engine.bulk, payload,
                                             hdr->payload_len, req->output);
         req->output_decoded = OPAL_SUCCESS == rc;
@@ -482,6 +485,9 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         if (NULL != done->out_pull) {
             /* Completed otherwise while its output was pulled. */
             opal_rpc_base_bulk_output_cancel(done);
+        }
+        if (NULL != done->in_bulk) {
+            opal_rpc_base_bulk_input_release(done);
         }
         if (NULL != done->cb) {
             done->cb(done, done->status, done->cb_arg);

@@ -105,6 +105,9 @@ struct opal_rpc_request_t {
      * server by a read-only bulk handle until the request is released. */
     opal_bulk_t *in_bulk;
     uint8_t *in_bulk_buf;
+    /* Client: a reply (or, one-way by bulk, the server's ack that it
+     * pulled the input) completes the request; set before it is sent. */
+    bool expects_reply;
     /* The encoded request while it waits for a credit. */
     uint8_t *pending_buf;
     size_t pending_len;
@@ -185,6 +188,9 @@ OPAL_DECLSPEC void opal_rpc_base_bulk_held_drop(opal_rpc_context_t *ctx, opal_na
                                                 bool all);
 /* Server: lets go of the outputs held past rpc_base_timeout. */
 OPAL_DECLSPEC void opal_rpc_base_bulk_held_expire(opal_rpc_context_t *ctx);
+/* Client: lets go of the input req exposed by bulk (its completion came).
+ * Progress thread. */
+OPAL_DECLSPEC void opal_rpc_base_bulk_input_release(opal_rpc_request_t *req);
 /* The release operation's handler. */
 OPAL_DECLSPEC void opal_rpc_base_bulk_release_handler(opal_rpc_request_t *req);
 /* Client: starts pulling the output a reply's bulk payload describes

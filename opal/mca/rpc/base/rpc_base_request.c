@@ -236,17 +236,19 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
                           .dst_ctx = req->peer_ctx};
     rc = opal_rpc_base_build(&hdr, req->op->in, req->input, NULL, opal_rpc_base_limit(req->addr),
                              &buf, &len);
-    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc && NULL != opal_rpc_engine.bulk && !oneway) {
+    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc && NULL != opal_rpc_engine.bulk) {
         rc = opal_rpc_base_bulk_request(req, &hdr, &buf, &len);
     }
     if (OPAL_SUCCESS != rc) {
         if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc) {
-            opal_output(0, "rpc: input of opcode 0x%08x is larger than the eager size %zu%s",
-                        req->opcode, opal_rpc_engine.eager_size,
-                        oneway ? " (one-way requests do not go by bulk)" : "");
+            opal_output(0, "rpc: input of opcode 0x%08x is larger than the eager size %zu",
+                        req->opcode, opal_rpc_engine.eager_size);
         }
         goto out_drop;
     }
+    /* A one-way input by bulk waits for the server's ack: the exposure
+     * may go only once the server has pulled it. */
+    req->expects_reply = !oneway || NULL != req->in_bulk;
 
     bool start = false;
     opal_mutex_lock(&ctx->lock);
@@ -285,8 +287,12 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
         opal_rpc_req_addref(req);
     }
     req->target = t;
-    if (!oneway) {
+    if (req->expects_reply) {
         (void) opal_hash_table_set_value_uint64(&ctx->inflight, req->id, req);
+    }
+    if (NULL != req->in_bulk) {
+        ++ctx->stats.bulk_inputs;
+        ++ctx->stats.bulk_inputs_held;
     }
     if (req->timeout > 0) {
         req->timer.deadline_ns = opal_timer_ns() + (uint64_t) (req->timeout * 1e9);
@@ -349,7 +355,7 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     req->state = RPC_REQ_COMPLETED;
     req->status = status;
     req->error_reason = reason;
-    if (0 == (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+    if (req->expects_reply) {
         (void) opal_hash_table_remove_value_uint64(&ctx->inflight, req->id);
     }
     (void) opal_rpc_timer_heap_remove(&ctx->timers, &req->timer);
