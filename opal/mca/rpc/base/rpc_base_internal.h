@@ -150,6 +150,8 @@ struct opal_rpc_context_t {
     /* Bulk transfers in flight on na_ctx (input and output pulls): the
      * na context outlives them. */
     _Atomic int bulk_pending;
+    /* Replies the rpc_reply_delay fault site holds (under lock). */
+    struct rpc_delayed_t *delayed;
 };
 
 /* The engine's own protocol (rpc_base_proto.c): index 0 is the protocol
@@ -215,6 +217,13 @@ OPAL_DECLSPEC void opal_rpc_base_error_reply(opal_rpc_context_t *ctx, const opal
 OPAL_DECLSPEC int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
                                          uint8_t ctx_idx, uint8_t *buf, size_t len,
                                          opal_rpc_request_t *req);
+/* The rpc_reply_delay fault site: holds a reply (buf taken) to (addr,
+ * ctx_idx) for ms milliseconds; the context's progress sends it then. */
+OPAL_DECLSPEC int opal_rpc_base_delay_reply(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
+                                            uint8_t ctx_idx, uint8_t *buf, size_t len, uint64_t ms);
+/* Sends the held replies that are due; the ms until the next one
+ * (UINT32_MAX: none). With all, sends every one at once (the context's end). */
+OPAL_DECLSPEC unsigned int opal_rpc_base_delayed_flush(opal_rpc_context_t *ctx, bool all);
 /* Releases a request whose last reference went. */
 OPAL_DECLSPEC void opal_rpc_base_req_destroy(opal_rpc_request_t *req);
 /* Handles one message received by ctx (source: a reference the callee

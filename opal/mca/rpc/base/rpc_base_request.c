@@ -11,6 +11,7 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
@@ -463,7 +464,17 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    rc = opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
+    if (OPAL_FAULT(rpc_reply_drop)) {
+        /* Lost on the way: an output by bulk stays held until it expires. */
+        free(buf);
+        return OPAL_SUCCESS;
+    }
+    if (OPAL_FAULT(rpc_reply_delay)) {
+        rc = opal_rpc_base_delay_reply(req->ctx, req->addr, req->peer_ctx, buf, len,
+                                       opal_fault_arg(OPAL_FAULT_SITE_rpc_reply_delay));
+    } else {
+        rc = opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
+    }
     if (OPAL_SUCCESS != rc && by_bulk) {
         /* No reply left: no client will release what was exposed. */
         opal_rpc_base_bulk_held_release(req->ctx, req->addr, req->peer_ctx, req->id);
