@@ -22,6 +22,7 @@
 #include "opal/mca/rpc/rpc.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "test/rpc/rpc_test_proto.h"
 #include "test/support/opal_test.h"
 
@@ -80,7 +81,7 @@ typedef struct {
     uint32_t value;
     uint8_t ctx_idx;
     uint32_t data_len;
-    bool fill_ok; /* the output's bytes are rpc_test_byte(i) */
+    bool fill_ok;      /* the output's bytes are rpc_test_byte(i) */
     uint32_t words[2]; /* an 8-byte output's bytes as two u32 (noted) */
     char reason[256];
 } outcome_t;
@@ -330,8 +331,8 @@ static void one_way_inputs_by_bulk(const char *info)
             if (o.value == k + 1) {
                 break;
             }
-            ck_assert_msg(time(NULL) < deadline, "%zu bytes: the server noted %u of %zu",
-                          sizes[k], o.value, k + 1);
+            ck_assert_msg(time(NULL) < deadline, "%zu bytes: the server noted %u of %zu", sizes[k],
+                          o.value, k + 1);
             (void) opal_rpc_progress(ctx, 10);
         }
         ck_assert_uint_eq(o.words[0], sizes[k]);
@@ -345,8 +346,11 @@ static void one_way_inputs_by_bulk(const char *info)
      * the error reply (no ack will come), once, and lets its input go. */
     static const opal_rpc_op_t lone_ops[1] = {
         {.handler = never_runs, .in = &rpc_test_in_codec, .flags = OPAL_RPC_OP_ONEWAY}};
-    static const opal_rpc_proto_t lone = {
-        .name = "client-only", .base = RPC_TEST_BASE + 1, .version = 1, .count = 1, .ops = lone_ops};
+    static const opal_rpc_proto_t lone = {.name = "client-only",
+                                          .base = RPC_TEST_BASE + 1,
+                                          .version = 1,
+                                          .count = 1,
+                                          .ops = lone_ops};
     ck_assert_int_eq(opal_rpc_proto_register(&lone), OPAL_SUCCESS);
     const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 1};
     opal_rpc_request_t *req = NULL;
@@ -374,6 +378,84 @@ static void one_way_inputs_by_bulk(const char *info)
     stop_server();
     close_client();
 }
+
+#if defined(OPAL_ENABLE_FAULT_INJECTION) && OPAL_ENABLE_FAULT_INJECTION
+/* Names a fault configuration with text for the processes started from
+ * here on (the client's MCA base reads it at opal_init_util; the server
+ * inherits it). */
+static char fault_file[256];
+static void faults_set(const char *text)
+{
+    snprintf(fault_file, sizeof(fault_file), "/tmp/rpc_procs_%d.faults", (int) getpid());
+    FILE *f = fopen(fault_file, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    setenv("OPAL_MCA_opal_fault_config", fault_file, 1);
+}
+
+static void faults_clear(void)
+{
+    unsetenv("OPAL_MCA_opal_fault_config");
+    unlink(fault_file);
+    opal_fault_clear();
+}
+
+/* The request's timeout expires while its 1 MiB output is being pulled
+ * (the rpc_bulk_pull_hold site keeps the finished pull from completing it,
+ * as a pull slower than the timeout): the completion runs once, with
+ * OPAL_ERR_TIMEOUT; the data that came is dropped and counted as late;
+ * the server is told to let its output go; the next request is whole. */
+static void timeout_while_output_is_pulled(const char *info)
+{
+    outcome_t o;
+    faults_set("rpc_bulk_pull_hold max=1\n");
+    open_client(info);
+    const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 1};
+    opal_rpc_request_t *req = NULL;
+    memset(&o, 0, sizeof(o));
+    ck_assert_int_eq(
+        opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, RPC_TEST_FILL), &req),
+        OPAL_SUCCESS);
+    ((rpc_test_in_t *) opal_rpc_req_input(req))->value = 1u << 20;
+    ck_assert_int_eq(opal_rpc_req_set_timeout(req, 0.2), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, TIMEOUT * 1000, called, &o), OPAL_SUCCESS);
+    for (int k = 0; k < 20; ++k) {
+        (void) opal_rpc_progress(ctx, 5);
+    }
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_msg(OPAL_ERR_TIMEOUT == o.status, "status %d: %s", o.status, o.reason);
+    ck_assert_uint_eq(opal_fault_fired(OPAL_FAULT_SITE_rpc_bulk_pull_hold), 1);
+    opal_rpc_stats_t stats;
+    client_stats(&stats);
+    ck_assert_uint_eq(stats.timeouts, 1);
+    ck_assert_uint_eq(stats.late_replies, 1);
+    ck_assert_uint_eq(stats.bulk_outputs, 1);
+    ck_assert_uint_eq(stats.completed, 1);
+    assert_server_releases(1);
+    /* The site fired its once: the next large output arrives whole. */
+    ck_assert_int_eq(call(RPC_TEST_FILL, 1, 1u << 20, NULL, 0, &o), OPAL_SUCCESS);
+    ck_assert_msg(OPAL_SUCCESS == o.status && o.fill_ok && (1u << 20) == o.data_len, "%s",
+                  o.reason);
+    assert_server_releases(1);
+    stop_server();
+    close_client();
+    faults_clear();
+}
+
+START_TEST(tcp_timeout_while_output_is_pulled)
+{
+    timeout_while_output_is_pulled("ofi+tcp");
+}
+END_TEST
+
+START_TEST(shm_timeout_while_output_is_pulled)
+{
+    timeout_while_output_is_pulled("ofi+shm");
+}
+END_TEST
+#endif
 
 static void killed_server_completes_requests_in_flight(const char *info)
 {
@@ -484,6 +566,10 @@ int main(void)
     OPAL_TEST_ADD(s, tcp_abort_while_output_is_pulled);
     OPAL_TEST_ADD(s, shm_abort_while_output_is_pulled);
     OPAL_TEST_ADD(s, tcp_peer_failure_while_output_is_pulled);
+#if defined(OPAL_ENABLE_FAULT_INJECTION) && OPAL_ENABLE_FAULT_INJECTION
+    OPAL_TEST_ADD(s, tcp_timeout_while_output_is_pulled);
+    OPAL_TEST_ADD(s, shm_timeout_while_output_is_pulled);
+#endif
     OPAL_TEST_ADD(s, tcp_one_way_inputs_by_bulk);
     OPAL_TEST_ADD(s, shm_one_way_inputs_by_bulk);
     OPAL_TEST_ADD(s, tcp_killed_server_completes_requests_in_flight);
