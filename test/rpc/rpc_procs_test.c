@@ -5,7 +5,9 @@
  * eager size and larger (by bulk, up to 64 MiB); an abort and a peer
  * failure while an output is pulled (each completes once, and the server
  * lets the output go); and a server killed with requests in flight (each
- * completes once, with an error).
+ * completes once, with an error); a timeout while an output is pulled
+ * (the rpc_bulk_pull_hold fault site); one-way inputs past the eager size
+ * (by bulk, acknowledged by the server).
  */
 #include "opal/opal_config.h"
 
