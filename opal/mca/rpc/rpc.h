@@ -77,7 +77,9 @@ typedef void (*opal_rpc_handler_t)(opal_rpc_request_t *req);
 typedef void (*opal_rpc_complete_cb_t)(opal_rpc_request_t *req, int status, void *arg);
 
 enum {
-    /* No reply: the completion runs once the request is sent. */
+    /* No reply: the completion runs once the request is sent; for an
+     * input larger than the eager size (by bulk), once the server says it
+     * pulled it (the engine's ack, docs/rpc.md). */
     OPAL_RPC_OP_ONEWAY = 0x1,
     /* Short and non-blocking: the handler runs at once in the progress
      * thread, skipping the scheduler (no task, no queueing, no refusal). */
@@ -127,6 +129,11 @@ typedef struct opal_rpc_stats_t {
     /* Server: exposed outputs not released yet (the client's release,
      * its failure, rpc_base_timeout or the context's end lets them go). */
     uint64_t bulk_outputs_held;
+    /* Client: inputs larger than the eager size exposed by bulk, and
+     * those not released yet (a request lets its input go when it
+     * completes). */
+    uint64_t bulk_inputs;
+    uint64_t bulk_inputs_held;
 } opal_rpc_stats_t;
 
 /* ------------------------------------------------------------- engine */

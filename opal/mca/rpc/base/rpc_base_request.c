@@ -12,6 +12,7 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
@@ -250,17 +251,19 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
                           .dst_ctx = req->peer_ctx};
     rc = opal_rpc_base_build(&hdr, req->op->in, req->input, NULL, opal_rpc_base_limit(req->addr),
                              &buf, &len);
-    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc && NULL != opal_rpc_engine.bulk && !oneway) {
+    if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc && NULL != opal_rpc_engine.bulk) {
         rc = opal_rpc_base_bulk_request(req, &hdr, &buf, &len);
     }
     if (OPAL_SUCCESS != rc) {
         if (OPAL_ERR_VALUE_OUT_OF_BOUNDS == rc) {
-            opal_output(0, "rpc: input of opcode 0x%08x is larger than the eager size %zu%s",
-                        req->opcode, opal_rpc_engine.eager_size,
-                        oneway ? " (one-way requests do not go by bulk)" : "");
+            opal_output(0, "rpc: input of opcode 0x%08x is larger than the eager size %zu",
+                        req->opcode, opal_rpc_engine.eager_size);
         }
         goto out_drop;
     }
+    /* A one-way input by bulk waits for the server's ack: the exposure
+     * may go only once the server has pulled it. */
+    req->expects_reply = !oneway || NULL != req->in_bulk;
 
     bool start = false;
     opal_mutex_lock(&ctx->lock);
@@ -299,8 +302,12 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
         opal_rpc_req_addref(req);
     }
     req->target = t;
-    if (!oneway) {
+    if (req->expects_reply) {
         (void) opal_hash_table_set_value_uint64(&ctx->inflight, req->id, req);
+    }
+    if (NULL != req->in_bulk) {
+        ++ctx->stats.bulk_inputs;
+        ++ctx->stats.bulk_inputs_held;
     }
     if (req->timeout > 0) {
         req->timer.deadline_ns = opal_timer_ns() + (uint64_t) (req->timeout * 1e9);
@@ -363,7 +370,7 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     req->state = RPC_REQ_COMPLETED;
     req->status = status;
     req->error_reason = reason;
-    if (0 == (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+    if (req->expects_reply) {
         (void) opal_hash_table_remove_value_uint64(&ctx->inflight, req->id);
     }
     (void) opal_rpc_timer_heap_remove(&ctx->timers, &req->timer);
@@ -471,7 +478,17 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    rc = opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
+    if (OPAL_FAULT(rpc_reply_drop)) {
+        /* Lost on the way: an output by bulk stays held until it expires. */
+        free(buf);
+        return OPAL_SUCCESS;
+    }
+    if (OPAL_FAULT(rpc_reply_delay)) {
+        rc = opal_rpc_base_delay_reply(req->ctx, req->addr, req->peer_ctx, buf, len,
+                                       opal_fault_arg(OPAL_FAULT_SITE_rpc_reply_delay));
+    } else {
+        rc = opal_rpc_base_transmit(req->ctx, req->addr, req->peer_ctx, buf, len, NULL);
+    }
     if (OPAL_SUCCESS != rc && by_bulk) {
         /* No reply left: no client will release what was exposed. */
         opal_rpc_base_bulk_held_release(req->ctx, req->addr, req->peer_ctx, req->id);
