@@ -140,6 +140,7 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
             dst->in_tail->next = m;
         }
         dst->in_tail = m;
+        atomic_store_explicit(&dst->in_ready, true, memory_order_relaxed);
         if (dst->waiting) {
             opal_condition_signal(&dst->cond);
         }
@@ -516,10 +517,14 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
 static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms, bool timers)
 {
     unsigned int events = 0;
-    opal_mutex_lock(&ctx->lock);
-    rpc_msg_t *m = ctx->in_head;
-    ctx->in_head = ctx->in_tail = NULL;
-    opal_mutex_unlock(&ctx->lock);
+    rpc_msg_t *m = NULL;
+    if (atomic_load_explicit(&ctx->in_ready, memory_order_relaxed)) {
+        opal_mutex_lock(&ctx->lock);
+        m = ctx->in_head;
+        ctx->in_head = ctx->in_tail = NULL;
+        atomic_store_explicit(&ctx->in_ready, false, memory_order_relaxed);
+        opal_mutex_unlock(&ctx->lock);
+    }
     while (NULL != m) {
         rpc_msg_t *next = m->next;
         opal_rpc_base_deliver(ctx, m->data, m->len, NULL);
@@ -550,10 +555,14 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         }
 #endif
     }
-    opal_mutex_lock(&ctx->lock);
-    opal_rpc_request_t *done = ctx->done_head;
-    ctx->done_head = ctx->done_tail = NULL;
-    opal_mutex_unlock(&ctx->lock);
+    opal_rpc_request_t *done = NULL;
+    if (atomic_load_explicit(&ctx->done_ready, memory_order_relaxed)) {
+        opal_mutex_lock(&ctx->lock);
+        done = ctx->done_head;
+        ctx->done_head = ctx->done_tail = NULL;
+        atomic_store_explicit(&ctx->done_ready, false, memory_order_relaxed);
+        opal_mutex_unlock(&ctx->lock);
+    }
     while (NULL != done) {
         opal_rpc_request_t *next = done->next;
         if (NULL != done->out_pull) {

@@ -135,6 +135,12 @@ struct opal_rpc_context_t {
     opal_rpc_timer_heap_t timers;
     rpc_msg_t *in_head, *in_tail; /* loopback deliveries */
     opal_rpc_request_t *done_head, *done_tail;
+    /* Hints that in_head / done_head may not be empty: set under lock by
+     * whoever appends, cleared under lock by progress, read without it so
+     * that an idle round takes no lock (an append seen late is seen by the
+     * next round). */
+    atomic_bool in_ready;
+    atomic_bool done_ready;
     rpc_target_t *targets;
     struct rpc_recv_slot_t *slots;
     int slot_count;

@@ -413,6 +413,7 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
         ctx->done_tail->next = req;
     }
     ctx->done_tail = req;
+    atomic_store_explicit(&ctx->done_ready, true, memory_order_relaxed);
     opal_mutex_unlock(&ctx->lock);
     opal_rpc_base_wake(ctx);
     if (NULL != next) {
