@@ -85,12 +85,13 @@ static int default_endpoints(st_options_t *o, opal_rpc_group_t *g)
 }
 
 /* Measures and prints; OPAL_SUCCESS only when every RPC succeeded. */
-static int measure(opal_rpc_context_t *ctx, opal_rpc_group_t *g, st_options_t *o)
+static int measure(opal_rpc_context_t *ctx, opal_rpc_context_t *const *serve, int num_serve,
+                   opal_rpc_group_t *g, st_options_t *o)
 {
     int rc = NULL == o->eps ? default_endpoints(o, g) : OPAL_SUCCESS;
     st_size_result_t *results = NULL;
     if (OPAL_SUCCESS == rc) {
-        rc = st_run(ctx, g, o, &results);
+        rc = st_run(ctx, serve, num_serve, g, o, &results);
     }
     if (OPAL_SUCCESS != rc) {
         fprintf(stderr, "opal_self_test: %s\n", opal_strerror(rc));
@@ -146,7 +147,7 @@ static int run_attached(st_options_t *o)
         rc = mca_base_var_check_unknown();
     }
     if (OPAL_SUCCESS == rc) {
-        rc = measure(ctx, g, o);
+        rc = measure(ctx, NULL, 0, g, o);
     }
     if (NULL != g) {
         (void) opal_rpc_group_destroy(g);
@@ -263,8 +264,15 @@ static int run_in_job(st_options_t *o)
     int frc = opal_fence(false);
     rc = OPAL_SUCCESS == rc ? frc : rc;
     if (0 == me) {
+        opal_rpc_context_t *serve[ST_MAX_CONTEXT];
+        int num_serve = 0;
+        for (int i = 1; i <= ST_MAX_CONTEXT; ++i) {
+            if (NULL != ctxs[i]) {
+                serve[num_serve++] = ctxs[i];
+            }
+        }
         if (OPAL_SUCCESS == rc) {
-            rc = measure(ctxs[0], g, o);
+            rc = measure(ctxs[0], serve, num_serve, g, o);
         }
         /* The others stop whatever happened here (they are told even
          * when the measurement failed). */

@@ -102,11 +102,13 @@ typedef struct st_run_info_t {
     long inflight;
 } st_run_info_t;
 
-/* Measures every size against every endpoint of group from ctx; results
- * (opts->num_sizes of them) are the caller's to free with
- * st_results_free. An error only for what stops the whole run. */
-int st_run(opal_rpc_context_t *ctx, opal_rpc_group_t *group, const st_options_t *opts,
-           st_size_result_t **results);
+/* Measures every size against every endpoint of group from ctx, while
+ * progressing this process's other contexts serve[0..num_serve) (they
+ * answer the endpoints of this rank); results (opts->num_sizes of them)
+ * are the caller's to free with st_results_free. An error only for what
+ * stops the whole run. */
+int st_run(opal_rpc_context_t *ctx, opal_rpc_context_t *const *serve, int num_serve,
+           opal_rpc_group_t *group, const st_options_t *opts, st_size_result_t **results);
 void st_results_free(st_size_result_t *results, size_t count, size_t num_eps);
 
 /* Writes the table or the JSON document on stdout. */

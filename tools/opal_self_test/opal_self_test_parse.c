@@ -142,6 +142,11 @@ static int read_pair(const char **p, bool parens, st_size_t *out, const char *te
             snprintf(err, errlen, "%s '%s': a '(' is not closed", SIZE_OPT, q);
             return OPAL_ERR_BAD_PARAM;
         }
+        if (!parens && ')' == *s) {
+            snprintf(err, errlen, "%s '%s': a ')' at offset %zu closes no '('", SIZE_OPT, q,
+                     (size_t) (s - text));
+            return OPAL_ERR_BAD_PARAM;
+        }
         if (n == 2) {
             snprintf(err, errlen,
                      "%s '%s': a third size at offset %zu (a pair is input and output)", SIZE_OPT,
