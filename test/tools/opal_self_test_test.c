@@ -386,7 +386,7 @@ START_TEST(contexts_loopback_and_large_inline_sizes_in_a_table)
     for (int e = 0; e < 5; ++e) {
         EXPECT(&run, 3 == mcarun_test_count(run.out, eps[e]));
     }
-    EXPECT(&run, 3 == mcarun_test_count(run.out, "(b4096 b4096) "));
+    EXPECT(&run, 5 == mcarun_test_count(run.out, "(b4096 b4096) "));
     EXPECT(&run, 0 == mcarun_test_count(run.out, "failed"));
     mcarun_test_run_free(&run);
 }
