@@ -32,6 +32,11 @@
  *   done(co, status, arg): my_out_t *out = opal_rpc_corpc_output(co);
  *       opal_rpc_corpc_failed(co, &ranks); ... opal_rpc_corpc_free(co);
  *
+ * A BULK field of the input reaches every member as the root serialized
+ * it: the root binds the handle (opal_rpc_bulk_bind) so that each member
+ * pulls from the root itself, not from its tree parent. Outputs and
+ * aggregates larger than the eager size go up by bulk like any reply.
+ *
  * Threads: groups may be used from any thread (each has a lock). A corpc
  * belongs to its context: its callbacks run from that context's progress.
  */

@@ -426,8 +426,10 @@ static int run_local(corpc_node_t *n)
         return rc;
     }
     if (NULL != n->op->in) {
-        rc = opal_rpc_codec_decode(n->op->in, n->in->input.buf, n->in->input.len,
-                                   opal_rpc_req_input(req));
+        /* BULK fields with the engine's class: a handle the root bound
+         * reaches every member with the root's address in it. */
+        rc = opal_rpc_codec_decode_with(n->op->in, opal_rpc_engine.bulk, n->in->input.buf,
+                                        n->in->input.len, opal_rpc_req_input(req));
         if (OPAL_SUCCESS != rc) {
             opal_output(0, "rpc: corpc over group '%s': the input of opcode 0x%08x is malformed",
                         n->group->name, n->in->opcode);

