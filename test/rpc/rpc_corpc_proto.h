@@ -3,7 +3,8 @@
  * rpc_corpc_client): pull (each member pulls the root's bulk buffer and
  * answers its checksum), big (each member answers a block of bytes that
  * depends on its rank; aggregates concatenate, so the root's is larger
- * than the eager size) and stop (the member leaves). Every output is a
+ * than the eager size), stop (the member leaves) and probe (the member
+ * answers what it knows of the groups the creation tests make). Every output is a
  * list of (rank, value) pairs and a byte string: aggregates join both.
  */
 #ifndef TEST_RPC_RPC_CORPC_PROTO_H
@@ -12,7 +13,7 @@
 #include "opal/mca/rpc/rpc.h"
 
 #define CORPC_TEST_BASE 0x32
-enum { OP_PULL, OP_BIG, OP_CSTOP, OP_CCOUNT };
+enum { OP_PULL, OP_BIG, OP_CSTOP, OP_PROBE, OP_CCOUNT };
 
 /* The root's buffer: byte i is pattern_byte(seed, i). */
 #define CORPC_PULL_SIZE (1u << 20)

@@ -149,6 +149,27 @@ static void stop_handler(opal_rpc_request_t *req)
     stop = true;
 }
 
+/* The groups the creation tests make, by probe seed. */
+static const char *const probed[] = {"odd-ones", "taken", "with-dead"};
+/* Rank 1 in create mode: 1 once its corpc over odd-ones checked out, 2
+ * when it did not. */
+static uint32_t own_corpc;
+
+/* Answers the version of the group probed (0: not known here), or, for
+ * seed 3, how rank 1's own corpc went. */
+static void probe_handler(opal_rpc_request_t *req)
+{
+    const corpc_in_t *in = opal_rpc_req_input(req);
+    uint64_t value = 0;
+    if (in->seed < 3) {
+        opal_rpc_group_t *g = opal_rpc_group_lookup(probed[in->seed]);
+        value = NULL == g ? 0 : opal_rpc_group_version(g);
+    } else {
+        value = own_corpc;
+    }
+    answer(req, value, NULL, 0);
+}
+
 /* Joins a child subtree's pairs and bytes after this member's. */
 static int aggregate(void *out_, const void *child_, void *arg)
 {
@@ -189,6 +210,7 @@ static const opal_rpc_op_t ops[OP_CCOUNT] = {
     [OP_PULL] = {.handler = pull_handler, .in = &corpc_in_codec, .out = &corpc_out_codec},
     [OP_BIG] = {.handler = big_handler, .in = &corpc_in_codec, .out = &corpc_out_codec},
     [OP_CSTOP] = {.handler = stop_handler, .in = &corpc_in_codec, .out = &corpc_out_codec},
+    [OP_PROBE] = {.handler = probe_handler, .in = &corpc_in_codec, .out = &corpc_out_codec},
 };
 static const opal_rpc_proto_t proto = {
     .name = "corpc-test", .base = CORPC_TEST_BASE, .version = 1, .count = OP_CCOUNT, .ops = ops};
@@ -353,6 +375,170 @@ static void big_phase(opal_rpc_group_t *g, const opal_rpc_corpc_opts_t *opts, ui
     opal_rpc_corpc_free(co);
 }
 
+typedef struct {
+    bool done;
+    int status;
+    opal_rpc_group_t *group;
+    uint32_t failed[64];
+    uint32_t nfailed;
+} created_t;
+
+static void creation_done(opal_rpc_group_t *group, int status, const uint32_t *failed,
+                          uint32_t nfailed, void *arg)
+{
+    created_t *c = arg;
+    c->group = group;
+    c->status = status;
+    c->nfailed = nfailed < 64 ? nfailed : 64;
+    memcpy(c->failed, failed, c->nfailed * sizeof(uint32_t));
+    c->done = true;
+}
+
+static bool creation_is_done(void *arg)
+{
+    return ((created_t *) arg)->done;
+}
+
+static void create(const char *name, const uint32_t *ranks, uint32_t count, created_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    int rc = opal_rpc_group_create_collective(ctx, name, ranks, count, creation_done, c);
+    CHECK(OPAL_SUCCESS == rc, "creating %s: %s", name, opal_strerror(rc));
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_progress_cond(ctx, 120000, creation_is_done, c);
+        CHECK(OPAL_SUCCESS == rc && c->done, "creating %s: no completion", name);
+    }
+}
+
+/* A probe over the primary group: what each rank answers, by rank. */
+static bool probe(opal_rpc_group_t *g, uint32_t seed, uint64_t *values)
+{
+    result_t r;
+    opal_rpc_corpc_t *co = run(g, OP_PROBE, NULL, seed, 0, NULL, &r, "probe");
+    if (NULL == co) {
+        return false;
+    }
+    const corpc_out_t *out = opal_rpc_corpc_output(co);
+    bool ok = OPAL_SUCCESS == r.status && every_rank_once(out, np);
+    CHECK(ok, "probe %u: %s", seed, opal_strerror(r.status));
+    for (uint32_t i = 0; ok && i < np; ++i) {
+        values[out->ranks.elems[i]] = out->values.elems[i];
+    }
+    opal_rpc_corpc_free(co);
+    return ok;
+}
+
+static void create_phase(opal_rpc_group_t *g)
+{
+    uint32_t odd[64], all[64], n = 0;
+    uint64_t values[64];
+    created_t c;
+    /* Rank 0 and the odd ranks, in descending order (so the subgroup's
+     * rank 0 is not the caller). */
+    for (uint32_t r = np; r-- > 1;) {
+        if (r % 2 == 1) {
+            odd[n++] = r;
+        }
+    }
+    odd[n++] = 0;
+    create("odd-ones", odd, n, &c);
+    CHECK(OPAL_SUCCESS == c.status && NULL != c.group && n == opal_rpc_group_size(c.group) &&
+              0 == c.nfailed,
+          "odd-ones: %s, %u failed", opal_strerror(c.status), c.nfailed);
+    uint64_t version = NULL == c.group ? 0 : opal_rpc_group_version(c.group);
+    CHECK(OPAL_ERR_EXISTS ==
+              opal_rpc_group_create_collective(ctx, "odd-ones", odd, n, creation_done, &c),
+          "a second odd-ones was not refused here");
+    if (probe(g, 0, values)) {
+        uint32_t have = 0;
+        for (uint32_t r = 0; r < np; ++r) {
+            bool member = 0 == r || 1 == r % 2;
+            CHECK(values[r] == (member ? version : 0), "rank %u knows odd-ones at version %llu", r,
+                  (unsigned long long) values[r]);
+            have += member && values[r] == version;
+        }
+        printf("root: odd-ones created at %u of %u members, version %llu\n", have, n,
+               (unsigned long long) version);
+    }
+    /* Rank np - 1 has a group "taken" of its own: the creation is refused
+     * there, undone everywhere else, and rank np - 1 keeps its own. */
+    for (uint32_t r = 0; r < np; ++r) {
+        all[r] = r;
+    }
+    create("taken", all, np, &c);
+    if (np > 1) {
+        CHECK(OPAL_ERR_EXISTS == c.status && NULL == c.group && 1 == c.nfailed &&
+                  np - 1 == c.failed[0],
+              "taken: %s, %u failed (first %u)", opal_strerror(c.status), c.nfailed, c.failed[0]);
+        if (probe(g, 1, values)) {
+            uint32_t left = 0;
+            for (uint32_t r = 0; r < np; ++r) {
+                left += 0 != values[r];
+            }
+            CHECK(1 == left && 0 != values[np - 1], "taken is known at %u ranks after the undo",
+                  left);
+            printf("root: taken refused by rank %u, undone at the %u others\n", c.failed[0],
+                   np - 1);
+        }
+    }
+    /* A member known dead: reported failed at once, nothing kept. */
+    if (np >= 3) {
+        uint32_t three[3] = {0, 1, 2};
+        CHECK(OPAL_SUCCESS == opal_rpc_group_member_set_state(g, 2, OPAL_RPC_MEMBER_DEAD), "dead");
+        create("with-dead", three, 3, &c);
+        CHECK(OPAL_ERR_PEER_FAILED == c.status && NULL == c.group && 1 == c.nfailed &&
+                  2 == c.failed[0],
+              "with-dead: %s, %u failed", opal_strerror(c.status), c.nfailed);
+        CHECK(OPAL_SUCCESS == opal_rpc_group_member_set_state(g, 2, OPAL_RPC_MEMBER_ALIVE),
+              "alive");
+        if (probe(g, 2, values)) {
+            for (uint32_t r = 0; r < np; ++r) {
+                CHECK(0 == values[r], "rank %u kept with-dead", r);
+            }
+            printf("root: with-dead reported rank %u failed, undone\n", c.failed[0]);
+        }
+    }
+    /* Rank 1, a member, runs its own corpc over odd-ones. */
+    time_t deadline = time(NULL) + 120;
+    while (np > 1 && time(NULL) < deadline && probe(g, 3, values) && 0 == values[1]) {
+        (void) opal_rpc_progress(ctx, 10);
+    }
+    if (np > 1) {
+        CHECK(1 == values[1], "rank 1's corpc over odd-ones: %llu", (unsigned long long) values[1]);
+    }
+    fflush(stdout);
+}
+
+/* Rank 1 in create mode, once odd-ones exists here: a corpc over it. */
+static void member_corpc(opal_rpc_group_t *sub)
+{
+    result_t r;
+    opal_rpc_corpc_t *co = run(sub, OP_PROBE, NULL, 0, 0, NULL, &r, "over odd-ones");
+    own_corpc = 2;
+    if (NULL == co) {
+        return;
+    }
+    const corpc_out_t *out = opal_rpc_corpc_output(co);
+    uint32_t size = opal_rpc_group_size(sub), good = 0;
+    bool seen[64] = {false};
+    for (uint32_t i = 0; NULL != out && i < out->ranks.count; ++i) {
+        uint32_t p = out->ranks.elems[i];
+        if (p < np && !seen[p] && (0 == p || 1 == p % 2) &&
+            out->values.elems[i] == opal_rpc_group_version(sub)) {
+            seen[p] = true;
+            ++good;
+        }
+    }
+    CHECK(OPAL_SUCCESS == r.status && good == size, "over odd-ones: %s, %u of %u members",
+          opal_strerror(r.status), good, size);
+    if (OPAL_SUCCESS == r.status && good == size) {
+        own_corpc = 1;
+        printf("rank 1: corpc over odd-ones: %u of %u members answered\n", good, size);
+        fflush(stdout);
+    }
+    opal_rpc_corpc_free(co);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
@@ -368,7 +554,7 @@ int main(int argc, char **argv)
     if (np > 64) {
         return 2;
     }
-    opal_rpc_group_t *g = NULL;
+    opal_rpc_group_t *g = NULL, *own = NULL;
     int rc;
     if (OPAL_SUCCESS != (rc = opal_rpc_init(argv[1], true)) ||
         OPAL_SUCCESS != (rc = opal_rpc_proto_register(&proto)) ||
@@ -380,6 +566,11 @@ int main(int argc, char **argv)
     for (uint32_t op = 0; op < OP_CCOUNT; ++op) {
         rc = opal_rpc_corpc_register(OPAL_RPC_OPCODE(CORPC_TEST_BASE, 1, op), aggregate, NULL);
         CHECK(OPAL_SUCCESS == rc, "corpc register: %s", opal_strerror(rc));
+    }
+    if (0 == strcmp(mode, "create") && np > 1 && np - 1 == me) {
+        uint32_t mine = me;
+        rc = opal_rpc_group_create("taken", &mine, 1, &own);
+        CHECK(OPAL_SUCCESS == rc, "taken: %s", opal_strerror(rc));
     }
     /* Everyone registered before the root forwards anything. */
     if (OPAL_SUCCESS != (rc = opal_fence(false))) {
@@ -398,6 +589,8 @@ int main(int argc, char **argv)
     if (0 == me && !serving) {
         if (0 == strcmp(mode, "bulk")) {
             bulk_phase(g, &opts);
+        } else if (0 == strcmp(mode, "create")) {
+            create_phase(g);
         } else if (0 == strcmp(mode, "big")) {
             big_phase(g, &opts, 5, CORPC_BLOCK_SMALL);
             big_phase(g, &opts, 6, CORPC_BLOCK_LARGE);
@@ -426,8 +619,14 @@ int main(int argc, char **argv)
         }
     } else {
         time_t deadline = time(NULL) + 300;
+        bool create_mode = 0 == strcmp(mode, "create");
         while (!stop && time(NULL) < deadline) {
             (void) opal_rpc_progress(ctx, 100);
+            opal_rpc_group_t *sub = NULL;
+            if (create_mode && 1 == me && 0 == own_corpc &&
+                NULL != (sub = opal_rpc_group_lookup("odd-ones"))) {
+                member_corpc(sub);
+            }
         }
         CHECK(stop, "no stop in 300 s");
     }
@@ -438,6 +637,7 @@ int main(int argc, char **argv)
     }
     CHECK(0 == opal_rpc_corpc_inflight(), "corpcs still in flight");
     (void) opal_fence(false);
+    (void) opal_rpc_group_destroy(own);
     if (OPAL_SUCCESS != (rc = opal_rpc_context_destroy(ctx)) ||
         OPAL_SUCCESS != (rc = opal_rpc_finalize())) {
         fprintf(stderr, "rank %u: closing: %s\n", me, opal_strerror(rc));

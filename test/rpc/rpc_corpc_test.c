@@ -33,6 +33,16 @@ static void run_job(const char *mode, const char *tree, const char *k, int np)
     }
     ck_assert_msg(ok, "%s %s k=%s np=%d: %d of %d ranks ok, status %d", mode, tree, k, np,
                   mcarun_test_count(run.out, " ok\n"), np, run.status);
+    if (0 == strcmp(mode, "create")) {
+        static char line[128];
+        snprintf(line, sizeof(line), "root: odd-ones created at %d of %d members, version 1\n",
+                 np / 2 + 1, np / 2 + 1);
+        ck_assert_msg(NULL != strstr(run.out, line), "no '%s'", line);
+        ck_assert_int_eq(mcarun_test_count(run.out, "rank 1: corpc over odd-ones: "), np > 1);
+        ck_assert_int_eq(mcarun_test_count(run.out, "root: taken refused by rank "), np > 1);
+        ck_assert_int_eq(mcarun_test_count(run.out, "root: with-dead reported rank 2 failed"),
+                         np >= 3);
+    }
     if (0 == strcmp(mode, "bulk")) {
         static char line[128];
         snprintf(line, sizeof(line), "root: bulk: %d of %d ranks pulled 1048576 bytes", np, np);
@@ -70,6 +80,19 @@ START_TEST(aggregates_above_the_eager_size_arrive_exact_over_every_shape)
 }
 END_TEST
 
+/* Rank 0 creates "odd-ones" collectively; every member knows it at the
+ * same version and rank 1 runs a corpc over it; a name in use at one
+ * member and a member known dead are reported and undone. */
+START_TEST(a_subgroup_created_by_one_member_is_known_at_every_member)
+{
+    static const int nps[] = {1, 2, 3, 8};
+    for (size_t i = 0; i < sizeof(nps) / sizeof(nps[0]); ++i) {
+        run_job("create", "knomial", "2", nps[i]);
+    }
+    run_job("create", "flat", "2", 5);
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
@@ -78,5 +101,6 @@ int main(void)
     OPAL_TEST_ADD(s, a_bound_handle_reaches_every_member_over_a_kary_tree);
     OPAL_TEST_ADD(s, a_bound_handle_reaches_every_member_over_a_knomial_tree);
     OPAL_TEST_ADD(s, aggregates_above_the_eager_size_arrive_exact_over_every_shape);
+    OPAL_TEST_ADD(s, a_subgroup_created_by_one_member_is_known_at_every_member);
     return opal_test_run(s);
 }

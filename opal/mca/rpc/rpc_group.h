@@ -5,8 +5,9 @@
  * PMIx launcher, through orte): opal_rpc_init publishes each rank's RPC
  * URI in the modex, and a rank's address is looked up from it the first
  * time something is sent there. A subgroup is a list of primary ranks,
- * created locally under a name by each process that uses it (corpc finds
- * it at the receivers by that name). Each member has a state (alive,
+ * created locally under a name by each process that uses it, or by one of
+ * its members for all of them (opal_rpc_group_create_collective); corpc
+ * finds it at the receivers by that name. Each member has a state (alive,
  * suspect, dead) and each group a membership version that increases on
  * every change (a failure detector calls opal_rpc_group_member_set_state).
  * A group saves its members' URIs to a file (CaRT's group config file,
@@ -76,6 +77,25 @@ OPAL_DECLSPEC int opal_rpc_group_primary(opal_rpc_group_t **group);
  * twice, no ranks or a bad name. */
 OPAL_DECLSPEC int opal_rpc_group_create(const char *name, const uint32_t *ranks, uint32_t count,
                                         opal_rpc_group_t **group);
+/* The completion of a collective creation: once, from ctx's progress.
+ * status OPAL_SUCCESS: every member created the subgroup (group is the
+ * caller's own). Otherwise group is NULL, the subgroup was destroyed again
+ * wherever it had been created, and failed[0..nfailed) (primary ranks,
+ * valid during the call) are the members that could not take part:
+ * OPAL_ERR_EXISTS when some had the name in use, OPAL_ERR_PEER_FAILED when
+ * some were dead, timed out or refused. */
+typedef void (*opal_rpc_group_create_cb_t)(opal_rpc_group_t *group, int status,
+                                           const uint32_t *failed, uint32_t nfailed, void *arg);
+/* A subgroup created at all its members by one call at one of them
+ * (CaRT's crt_group_create with populate): a corpc over ranks[0..count)
+ * (tree and time: the rpc_base_tree* and rpc_base_timeout variables)
+ * creates it under name at each, with the same version, or at none. The
+ * caller must be one of the ranks. OPAL_ERR_EXISTS when the name is in
+ * use here, OPAL_ERR_BAD_PARAM (with a message) as opal_rpc_group_create;
+ * cb runs once unless this returns an error. */
+OPAL_DECLSPEC int opal_rpc_group_create_collective(opal_rpc_context_t *ctx, const char *name,
+                                                   const uint32_t *ranks, uint32_t count,
+                                                   opal_rpc_group_create_cb_t cb, void *arg);
 /* Destroys a subgroup or an attached group (the primary group goes with
  * opal_rpc_finalize). Endpoints it gave become invalid. */
 OPAL_DECLSPEC int opal_rpc_group_destroy(opal_rpc_group_t *group);

@@ -109,7 +109,8 @@ int opal_rpc_corpc_register(uint32_t opcode, opal_rpc_corpc_aggregate_t aggregat
     if (0 == opal_rpc_engine.refcount) {
         return OPAL_ERR_NOT_INITIALIZED;
     }
-    if (NULL == aggregate) {
+    /* corpc's own operations keep their aggregation. */
+    if (NULL == aggregate || OPAL_RPC_CORPC_BASE == OPAL_RPC_OPCODE_BASE(opcode)) {
         return OPAL_ERR_BAD_PARAM;
     }
     if (OPAL_SUCCESS != opal_rpc_base_proto_lookup(opcode, &op, why, sizeof(why))) {
@@ -599,6 +600,10 @@ static const opal_rpc_op_t corpc_ops[] = {
      .in = &rpc_corpc_in_codec,
      .out = &rpc_corpc_out_codec,
      .flags = OPAL_RPC_OP_INLINE},
+    {.handler = opal_rpc_base_group_create_handler,
+     .in = &rpc_group_create_in_codec,
+     .out = &rpc_group_create_out_codec,
+     .flags = OPAL_RPC_OP_INLINE},
 };
 
 int opal_rpc_base_corpc_init(void)
@@ -606,11 +611,17 @@ int opal_rpc_base_corpc_init(void)
     static const opal_rpc_proto_t proto = {.name = "corpc",
                                            .base = OPAL_RPC_CORPC_BASE,
                                            .version = OPAL_RPC_CORPC_VERSION,
-                                           .count = 1,
+                                           .count = 2,
                                            .ops = corpc_ops};
     OBJ_CONSTRUCT(&agg_lock, opal_mutex_t);
-    aggs = NULL;
-    agg_count = 0;
+    /* The engine's own collective operations aggregate as the users'. */
+    aggs = malloc(sizeof(*aggs));
+    if (NULL == aggs) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    aggs[0] = (corpc_agg_t){.opcode = OPAL_RPC_GROUP_CREATE_OPCODE,
+                            .aggregate = opal_rpc_base_group_create_aggregate};
+    agg_count = 1;
     return opal_rpc_base_proto_add_reserved(&proto);
 }
 
