@@ -2,7 +2,7 @@
  * A rank of an mcarun job for rpc_corpc_test: corpcs that move more than
  * sums.
  *
- *   rpc_corpc_rank <na info> <tree> <k> <bulk | big | create | serve>
+ *   rpc_corpc_rank <na info> <tree> <k> <bulk | big | create | serve=F>
  *
  * Every rank opens the engine, registers the test protocol
  * (rpc_corpc_proto.h) and its aggregation, and serves; rank 0 is the root:
@@ -16,10 +16,10 @@
  *   create  it creates the subgroup "odd-ones" of the odd ranks and rank 0
  *           collectively; rank 1 (a member) then runs a corpc over it;
  *           a second creation under the same name is refused by all
- *   serve   the ranks serve until a client outside the job
+ *   serve=F the ranks serve until a client outside the job
  *           (rpc_corpc_client) has run its corpcs through a root and
- *           stopped them; rank 0 saves the group to the file in
- *           RPC_CORPC_GROUP_FILE first and prints "group saved"
+ *           stopped them; rank 0 saves the group to F first and prints
+ *           "group saved"
  * A last corpc stops the members; each prints "rank N ok".
  */
 #include "opal/opal_config.h"
@@ -154,9 +154,12 @@ static const char *const probed[] = {"odd-ones", "taken", "with-dead"};
 /* Rank 1 in create mode: 1 once its corpc over odd-ones checked out, 2
  * when it did not. */
 static uint32_t own_corpc;
+/* Rank 1 in create mode: the root's word that odd-ones is complete (a
+ * member knows it from its own handler on, the others maybe not yet). */
+static bool go;
 
 /* Answers the version of the group probed (0: not known here), or, for
- * seed 3, how rank 1's own corpc went. */
+ * seed 3, how rank 1's own corpc went; seed 4 is the root's go. */
 static void probe_handler(opal_rpc_request_t *req)
 {
     const corpc_in_t *in = opal_rpc_req_input(req);
@@ -164,8 +167,10 @@ static void probe_handler(opal_rpc_request_t *req)
     if (in->seed < 3) {
         opal_rpc_group_t *g = opal_rpc_group_lookup(probed[in->seed]);
         value = NULL == g ? 0 : opal_rpc_group_version(g);
-    } else {
+    } else if (3 == in->seed) {
         value = own_corpc;
+    } else {
+        go = true;
     }
     answer(req, value, NULL, 0);
 }
@@ -460,6 +465,8 @@ static void create_phase(opal_rpc_group_t *g)
         printf("root: odd-ones created at %u of %u members, version %llu\n", have, n,
                (unsigned long long) version);
     }
+    /* Complete: rank 1 may run its corpc over it. */
+    (void) probe(g, 4, values);
     /* Rank np - 1 has a group "taken" of its own: the creation is refused
      * there, undone everywhere else, and rank np - 1 keeps its own. */
     for (uint32_t r = 0; r < np; ++r) {
@@ -529,8 +536,11 @@ static void member_corpc(opal_rpc_group_t *sub)
             ++good;
         }
     }
-    CHECK(OPAL_SUCCESS == r.status && good == size, "over odd-ones: %s, %u of %u members",
-          opal_strerror(r.status), good, size);
+    const uint32_t *failed = NULL;
+    uint32_t nfailed = opal_rpc_corpc_failed(co, &failed);
+    CHECK(OPAL_SUCCESS == r.status && good == size,
+          "over odd-ones: %s, %u of %u members, %u failed (first: its rank %u)",
+          opal_strerror(r.status), good, size, nfailed, 0 == nfailed ? 0 : failed[0]);
     if (OPAL_SUCCESS == r.status && good == size) {
         own_corpc = 1;
         printf("rank 1: corpc over odd-ones: %u of %u members answered\n", good, size);
@@ -542,7 +552,7 @@ static void member_corpc(opal_rpc_group_t *sub)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: rpc_corpc_rank <na info> <tree> <k> <bulk|big|create|serve>\n");
+        fprintf(stderr, "usage: rpc_corpc_rank <na info> <tree> <k> <bulk|big|create|serve=F>\n");
         return 2;
     }
     const char *mode = argv[4];
@@ -578,10 +588,10 @@ int main(int argc, char **argv)
         return 1;
     }
     opal_rpc_corpc_opts_t opts = {.tree = argv[2], .k = (uint32_t) atoi(argv[3])};
-    bool serving = 0 == strcmp(mode, "serve");
+    bool serving = 0 == strncmp(mode, "serve=", 6);
     if (serving && 0 == me) {
-        const char *file = getenv("RPC_CORPC_GROUP_FILE");
-        rc = NULL == file ? OPAL_ERR_BAD_PARAM : opal_rpc_group_save(g, file);
+        const char *file = mode + 6;
+        rc = opal_rpc_group_save(g, file);
         CHECK(OPAL_SUCCESS == rc, "saving the group: %s", opal_strerror(rc));
         printf("group saved\n");
         fflush(stdout);
@@ -623,7 +633,7 @@ int main(int argc, char **argv)
         while (!stop && time(NULL) < deadline) {
             (void) opal_rpc_progress(ctx, 100);
             opal_rpc_group_t *sub = NULL;
-            if (create_mode && 1 == me && 0 == own_corpc &&
+            if (create_mode && 1 == me && go && 0 == own_corpc &&
                 NULL != (sub = opal_rpc_group_lookup("odd-ones"))) {
                 member_corpc(sub);
             }

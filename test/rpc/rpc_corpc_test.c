@@ -93,6 +93,66 @@ START_TEST(a_subgroup_created_by_one_member_is_known_at_every_member)
 }
 END_TEST
 
+/* A client started alone attaches from the group file a rank saved and
+ * has a root it names run corpcs over the group: the aggregates (above the
+ * eager size too), its own bound handle pulled by every member, exclusions
+ * and refusals, then a stop through the root. */
+static void client_job(const char *tree, int np, const char *root)
+{
+    if (!mcarun_test_component_built("na", "ofi", RPC_TEST_PLUGIN_DIRS)) {
+        printf("skipped: na/ofi not built\n");
+        return;
+    }
+    static char prog[4096], client[4096], serve[512], file[256], command[8192], count[16];
+    snprintf(file, sizeof(file), "/tmp/rpc_corpc_test_%d.grp", (int) getpid());
+    unlink(file);
+    snprintf(serve, sizeof(serve), "serve=%s", file);
+    snprintf(count, sizeof(count), "%d", np);
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_corpc_rank"));
+    snprintf(client, sizeof(client), "%s", mcarun_test_build_path("test/rpc/rpc_corpc_client"));
+    const char *info = "ofi+tcp://127.0.0.1";
+    const char *args[] = {
+        "-np", count, "--oversubscribe", "--timeout", "200", prog, info, tree, "2", serve, NULL};
+    mcarun_run_t run;
+    mcarun_test_set_run_limit(300);
+    mcarun_test_start(&run, NULL, args);
+    bool saved = mcarun_test_wait_for(&run, "group saved\n", 1);
+    static char out[1 << 14];
+    out[0] = '\0';
+    int status = -1;
+    if (saved) {
+        snprintf(command, sizeof(command), "timeout -k 5 200 %s '%s' %s %s 2>&1", client, info,
+                 file, root);
+        FILE *p = popen(command, "r");
+        ck_assert_ptr_nonnull(p);
+        size_t len = fread(out, 1, sizeof(out) - 1, p);
+        out[len] = '\0';
+        status = pclose(p);
+    }
+    mcarun_test_finish(&run);
+    unlink(file);
+    static char want[128];
+    snprintf(want, sizeof(want), "client ok: %d ranks through root %s\n", np, root);
+    bool ok = saved && 0 == status && NULL != strstr(out, want) && 0 == run.status &&
+              np == mcarun_test_count(run.out, " ok\n");
+    if (!ok) {
+        mcarun_test_dump(&run);
+        fprintf(stderr, "client: %s\n", out);
+    }
+    ck_assert_msg(saved, "no rank saved the group file");
+    ck_assert_msg(0 == status && NULL != strstr(out, want), "client: %s", out);
+    ck_assert_int_eq(run.status, 0);
+    ck_assert_int_eq(mcarun_test_count(run.out, " ok\n"), np);
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(a_client_outside_the_group_runs_corpcs_through_a_root)
+{
+    client_job("knomial", 8, "5");
+    client_job("flat", 3, "0");
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
@@ -102,5 +162,6 @@ int main(void)
     OPAL_TEST_ADD(s, a_bound_handle_reaches_every_member_over_a_knomial_tree);
     OPAL_TEST_ADD(s, aggregates_above_the_eager_size_arrive_exact_over_every_shape);
     OPAL_TEST_ADD(s, a_subgroup_created_by_one_member_is_known_at_every_member);
+    OPAL_TEST_ADD(s, a_client_outside_the_group_runs_corpcs_through_a_root);
     return opal_test_run(s);
 }
