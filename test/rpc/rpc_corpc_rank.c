@@ -24,6 +24,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@
 #include "test/rpc/rpc_corpc_proto.h"
 
 static uint32_t me, np;
-static volatile bool stop;
+static _Atomic bool stop;
 static int failures;
 static opal_rpc_context_t *ctx;
 
@@ -153,10 +154,10 @@ static void stop_handler(opal_rpc_request_t *req)
 static const char *const probed[] = {"odd-ones", "taken", "with-dead"};
 /* Rank 1 in create mode: 1 once its corpc over odd-ones checked out, 2
  * when it did not. */
-static uint32_t own_corpc;
+static _Atomic uint32_t own_corpc;
 /* Rank 1 in create mode: the root's word that odd-ones is complete (a
  * member knows it from its own handler on, the others maybe not yet). */
-static bool go;
+static _Atomic bool go;
 
 /* Answers the version of the group probed (0: not known here), or, for
  * seed 3, how rank 1's own corpc went; seed 4 is the root's go. */
