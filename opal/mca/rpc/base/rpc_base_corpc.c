@@ -114,8 +114,12 @@ int opal_rpc_corpc_register(uint32_t opcode, opal_rpc_corpc_aggregate_t aggregat
     if (0 == opal_rpc_engine.refcount) {
         return OPAL_ERR_NOT_INITIALIZED;
     }
-    /* corpc's own operations keep their aggregation. */
-    if (NULL == aggregate || OPAL_RPC_CORPC_BASE == OPAL_RPC_OPCODE_BASE(opcode)) {
+    if (NULL == aggregate) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (OPAL_RPC_CORPC_BASE == OPAL_RPC_OPCODE_BASE(opcode)) {
+        /* corpc's own operations keep their aggregation. */
+        opal_output(0, "rpc: corpc register: opcode 0x%08x is the engine's own", opcode);
         return OPAL_ERR_BAD_PARAM;
     }
     if (OPAL_SUCCESS != opal_rpc_base_proto_lookup(opcode, &op, why, sizeof(why))) {
@@ -568,7 +572,10 @@ static void exclude_dead(rpc_corpc_in_t *in, opal_rpc_group_t *group)
 static int relay_root(corpc_node_t *n, opal_rpc_group_t *group)
 {
     n->relay_in = *n->in;
-    n->relay_in.excluded.elems = malloc(((size_t) group->size + 1) * sizeof(uint32_t));
+    /* The given exclusions (a peer's: they may repeat a rank) and at most
+     * every other rank dead. */
+    n->relay_in.excluded.elems =
+        malloc(((size_t) n->in->excluded.count + group->size + 1) * sizeof(uint32_t));
     if (NULL == n->relay_in.excluded.elems) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
