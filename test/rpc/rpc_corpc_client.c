@@ -7,7 +7,8 @@
  *   pull   1 MiB the client exposes by a handle bound to itself: every
  *          member pulls it from the client and answers its checksum
  *   excluded ranks are left out (not failed); a root out of range is
- *          refused before anything is sent
+ *          refused before anything is sent; an opcode the members did
+ *          not make collective is refused by the root
  *   stop   every member leaves
  *
  *   rpc_corpc_client <na info> <group file> <root>
@@ -51,6 +52,7 @@ static const opal_rpc_op_t ops[OP_CCOUNT] = {
     [OP_BIG] = {.handler = never, .in = &corpc_in_codec, .out = &corpc_out_codec},
     [OP_CSTOP] = {.handler = never, .in = &corpc_in_codec, .out = &corpc_out_codec},
     [OP_PROBE] = {.handler = never, .in = &corpc_in_codec, .out = &corpc_out_codec},
+    [OP_PLAIN] = {.handler = never, .in = &corpc_in_codec, .out = &corpc_out_codec},
 };
 static const opal_rpc_proto_t proto = {
     .name = "corpc-test", .base = CORPC_TEST_BASE, .version = 1, .count = OP_CCOUNT, .ops = ops};
@@ -217,6 +219,16 @@ static void excluded(void)
               opal_rpc_corpc_create_at(ctx, g, root, OPAL_RPC_OPCODE(CORPC_TEST_BASE, 1, OP_PROBE),
                                        &root_out, &bad),
           "an excluded root was not refused");
+    /* An opcode the root does not run as a corpc: refused there, and
+     * the completion says so. */
+    result_t r2;
+    co = run(OP_PLAIN, NULL, 0, 0, NULL, &r2, "plain");
+    if (NULL != co) {
+        CHECK(OPAL_ERR_NOT_FOUND == r2.status && NULL == opal_rpc_corpc_output(co) &&
+                  0 == opal_rpc_corpc_failed(co, NULL),
+              "plain: %s", opal_strerror(r2.status));
+        opal_rpc_corpc_free(co);
+    }
 }
 
 int main(int argc, char **argv)

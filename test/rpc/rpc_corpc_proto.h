@@ -13,7 +13,8 @@
 #include "opal/mca/rpc/rpc.h"
 
 #define CORPC_TEST_BASE 0x32
-enum { OP_PULL, OP_BIG, OP_CSTOP, OP_PROBE, OP_CCOUNT };
+/* OP_PLAIN is an operation the members do not make collective. */
+enum { OP_PULL, OP_BIG, OP_CSTOP, OP_PROBE, OP_PLAIN, OP_CCOUNT };
 
 /* The root's buffer: byte i is pattern_byte(seed, i). */
 #define CORPC_PULL_SIZE (1u << 20)
