@@ -201,8 +201,11 @@ static int aggregate(void *out_, const void *child_, void *arg)
     if (NULL == ranks || NULL == values || NULL == bytes) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    memcpy(ranks + out->ranks.count, child->ranks.elems, child->ranks.count * sizeof(uint32_t));
-    memcpy(values + out->values.count, child->values.elems, child->values.count * sizeof(uint64_t));
+    if (child->ranks.count > 0) {
+        memcpy(ranks + out->ranks.count, child->ranks.elems, child->ranks.count * sizeof(uint32_t));
+        memcpy(values + out->values.count, child->values.elems,
+               child->values.count * sizeof(uint64_t));
+    }
     if (child->bytes.len > 0) {
         memcpy(bytes + out->bytes.len, child->bytes.buf, child->bytes.len);
     }
@@ -397,7 +400,9 @@ static void creation_done(opal_rpc_group_t *group, int status, const uint32_t *f
     c->group = group;
     c->status = status;
     c->nfailed = nfailed < 64 ? nfailed : 64;
-    memcpy(c->failed, failed, c->nfailed * sizeof(uint32_t));
+    if (c->nfailed > 0) {
+        memcpy(c->failed, failed, c->nfailed * sizeof(uint32_t));
+    }
     c->done = true;
 }
 
