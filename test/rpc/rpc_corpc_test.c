@@ -5,6 +5,7 @@
  * itself however deep it is in the tree; aggregates larger than the eager
  * size travel by bulk at every level and arrive exact; subgroups created
  * collectively; and a client outside the job runs corpcs through a root.
+ * The job's corpcs run under Open MPI's mpirun (ess/pmix) too.
  */
 #include "opal/opal_config.h"
 
@@ -153,6 +154,55 @@ START_TEST(a_client_outside_the_group_runs_corpcs_through_a_root)
 }
 END_TEST
 
+/* The same under Open MPI's mpirun (the ranks' runtime is ess/pmix). */
+static bool have_mpirun(void)
+{
+#if OPAL_HAVE_PMIX
+    return 0 == system("command -v mpirun >/dev/null 2>&1");
+#else
+    return false;
+#endif
+}
+
+static void run_mpirun(const char *mode, const char *tree, int np)
+{
+    static char command[16384];
+    snprintf(command, sizeof(command),
+             "timeout -k 5 240 mpirun --oversubscribe --bind-to none -np %d "
+             "-x OPAL_MCA_mca_base_component_path=%s %s btl %s 2 %s 2>&1",
+             np, RPC_TEST_PLUGIN_DIRS, mcarun_test_build_path("test/rpc/rpc_corpc_rank"), tree,
+             mode);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    static char out[1 << 16];
+    size_t len = fread(out, 1, sizeof(out) - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    ck_assert_msg(0 == status && np == mcarun_test_count(out, " ok\n") &&
+                      0 == mcarun_test_count(out, "FAILED"),
+                  "mpirun -np %d %s %s exited %d:\n%.3000s", np, mode, tree, status, out);
+}
+
+START_TEST(the_same_corpcs_run_under_open_mpi_mpirun_through_ess_pmix)
+{
+    if (!have_mpirun()) {
+        printf("skipped: no mpirun, or ess/pmix not built\n");
+        return;
+    }
+    /* As in rpc_group_test: libpmix's own plugins would show as leaks. */
+    const char *asan = getenv("ASAN_OPTIONS");
+    static char options[1024];
+    snprintf(options, sizeof(options), "%s%sdetect_leaks=0", NULL == asan ? "" : asan,
+             NULL == asan || '\0' == asan[0] ? "" : ":");
+    setenv("ASAN_OPTIONS", options, 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    run_mpirun("bulk", "knomial", 4);
+    run_mpirun("big", "kary", 5);
+    run_mpirun("create", "knomial", 5);
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
@@ -163,5 +213,6 @@ int main(void)
     OPAL_TEST_ADD(s, aggregates_above_the_eager_size_arrive_exact_over_every_shape);
     OPAL_TEST_ADD(s, a_subgroup_created_by_one_member_is_known_at_every_member);
     OPAL_TEST_ADD(s, a_client_outside_the_group_runs_corpcs_through_a_root);
+    OPAL_TEST_ADD(s, the_same_corpcs_run_under_open_mpi_mpirun_through_ess_pmix);
     return opal_test_run(s);
 }
