@@ -83,10 +83,29 @@ int opal_rpc_bulk_transfer(opal_rpc_request_t *req, opal_bulk_op_type_t op, opal
     if (NULL == e->bulk || NULL == req->ctx->na_ctx) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    /* req->addr is the peer (NULL: this process, whose handles bulk
-     * copies between without the network). */
+    /* A bound handle names its owner (it may have come through others:
+     * a corpc's parent, a server that forwarded it); otherwise req->addr
+     * is the peer (NULL: this process, whose handles bulk copies between
+     * without the network). */
+    opal_na_addr_t *owner = opal_bulk_get_addr(remote);
+    if (NULL != owner) {
+        return opal_bulk_transfer(e->bulk, req->ctx->na_ctx, cb, arg, op, owner,
+                                  opal_bulk_get_context_id(remote), remote, remote_offset, local,
+                                  local_offset, size, op_out);
+    }
     return opal_bulk_transfer(e->bulk, req->ctx->na_ctx, cb, arg, op, req->addr, req->peer_ctx,
                               remote, remote_offset, local, local_offset, size, op_out);
+}
+
+int opal_rpc_bulk_bind(opal_rpc_context_t *ctx, opal_bulk_t *handle)
+{
+    if (NULL == ctx || NULL == handle) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (NULL == opal_rpc_engine.bulk || NULL == ctx->na_ctx) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    return opal_bulk_bind(handle, ctx->na_ctx);
 }
 
 /* ------------------------------------------------------------- server */
