@@ -126,7 +126,8 @@ if step configure configure_in "$top/_build" && step build make -C "$top/_build"
     built=yes
     sed -n '/configuration summary/,/compiler:/p' "$logdir/configure.log"
     if [ $rdma_vm != only ]; then
-        run_tests check "$top/_build" "gcc -O2" -j"$jobs" check
+        # The slow cases (a million rounds of the rpc race) run in this step only.
+        run_tests check "$top/_build" "gcc -O2" -j"$jobs" check OPAL_TEST_SLOW=1
     fi
     if [ $quick = no ]; then
         run_tests valgrind "$top/_build" "valgrind" check-valgrind

@@ -11,10 +11,14 @@
 #                        contrib/perf/compare-mercury.sh builds Mercury into,
 #                        ${XDG_CACHE_HOME:-~/.cache}/opal-mca/mercury-2.4.1/build)
 #   --tests LIST         rate, bw (default "rate bw")
-#   --transports LIST    shm, sm, tcp (default "shm sm tcp"): Mercury ofi+shm
-#                        against our ofi+shm (the same transport), Mercury's
-#                        own na+sm against our ofi+shm (until na/btl over
-#                        btl/sm serves rpc), ofi+tcp against ofi+tcp
+#   --transports LIST    shm, sm, btl, tcp (default "shm btl tcp"): Mercury
+#                        ofi+shm against our ofi+shm (the same transport);
+#                        sm: Mercury's own na+sm against our ofi+shm; btl:
+#                        Mercury's na+sm against our na/btl over btl/sm (both
+#                        shared memory written by the project itself; ours
+#                        runs as a 2-rank mcarun job bound to cores 0 and 1,
+#                        its blocking mode with btl_sm_blocking so that it
+#                        sleeps as Mercury's does); ofi+tcp against ofi+tcp
 #   --windows LIST       requests in flight (default "1 16")
 #   --modes LIST         busy, blocking (default "busy blocking")
 #   --rounds N           rounds (default 5), each runs Mercury then ours
@@ -28,10 +32,11 @@
 # pushes 64 chunks of the size from / into the client's bulk handle per
 # RPC, MB/s with -M) against opal_perf rpc-bw (the same, both directions),
 # busy polling. Servers run on core 0, clients on core 1; in every round
-# Mercury and ours alternate. The medians of the rounds and their ratio
-# (ours / Mercury) are printed per transport, window and mode (rate) and
-# per transport, direction and size (bw); the targets are a rate ratio of
-# at least 1.5 (1.2 over tcp) and a bulk read ratio of at least 1.2.
+# Mercury and ours alternate. The medians of the rounds, and the median of
+# the rounds' ratios (ours / Mercury, each round's pair measured back to
+# back), are printed per transport, window and mode (rate) and per
+# transport, direction and size (bw); the targets are a rate ratio of at
+# least 1.5 (1.2 over tcp) and a bulk read ratio of at least 1.2.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -39,7 +44,7 @@ mercury_build=${XDG_CACHE_HOME:-$HOME/.cache}/opal-mca/mercury-2.4.1/build
 tests="rate bw"
 bw_sizes="64k,256k,1m,4m"
 bw_iterations=100
-transports="shm sm tcp"
+transports="shm btl tcp"
 windows="1 16"
 modes="busy blocking"
 rounds=5
@@ -76,6 +81,10 @@ done
 target=${target:-$top/_build}
 opal_perf=$target/tools/opal_perf/opal_perf
 [ -x "$opal_perf" ] || { echo "compare-mercury-rpc.sh: no $opal_perf" >&2; exit 2; }
+mcarun=$target/orte/tools/mcarun/mcarun
+case " $transports " in *" btl "*)
+    [ -x "$mcarun" ] || { echo "compare-mercury-rpc.sh: no $mcarun (for --transports btl)" >&2; exit 2; } ;;
+esac
 OPAL_MCA_mca_base_component_path=$(find "$target/opal/mca" "$target/orte/mca" -type d -name .libs 2>/dev/null | sort | tr '\n' ':')
 export OPAL_MCA_mca_base_component_path
 
@@ -91,7 +100,7 @@ trap cleanup EXIT
 # Runs Mercury's pair once; prints the rate (RPC/s) or nothing.
 mercury_rate() { # transport window mode
     local na proto busy=""
-    case "$1" in shm) na=ofi; proto=shm ;; sm) na=na; proto=sm ;; tcp) na=ofi; proto=tcp ;; esac
+    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp) na=ofi; proto=tcp ;; esac
     [ "$3" = busy ] && busy=-b
     (cd "$work" && rm -f port.cfg &&
         { taskset -c 0 timeout 120 "$mbin/hg_perf_server" -c $na -p $proto $busy >server.log 2>&1 &
@@ -106,8 +115,16 @@ mercury_rate() { # transport window mode
 
 ours_rate() { # transport window mode
     local info blocking=""
-    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; esac
+    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;; esac
     [ "$3" = blocking ] && blocking=--blocking
+    if [ btl = "$1" ]; then
+        local sleep=0
+        [ "$3" = blocking ] && sleep=1
+        taskset -c 0,1 timeout 120 "$mcarun" -np 2 --bind-to core --mca btl_sm_blocking $sleep \
+            "$opal_perf" rpc-rate --na btl $blocking --window "$2" --sizes "$size" \
+            -i "$iterations" 2>/dev/null | awk -v s="$size" '$1 == s { print $2; exit }'
+        return
+    fi
     rm -f "$work/uri"
     taskset -c 0 timeout 120 "$opal_perf" rpc-server --na $info --uri-file "$work/uri" $blocking \
         >"$work/oserver.log" 2>&1 &
@@ -119,7 +136,7 @@ ours_rate() { # transport window mode
     spid=""
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { grep -E '^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # The bw sizes in bytes, and the range Mercury is asked for.
 bw_bytes=$(echo "$bw_sizes" | tr ',' '\n' | awk '/[kK]$/ { print $0 * 1024; next } /[mM]$/ { print $0 * 1048576; next } { print $0 + 0 }')
@@ -129,7 +146,7 @@ bw_max=$(echo "$bw_bytes" | sort -n | tail -n 1)
 # Mercury's hg_bw_read or hg_bw_write once: its "size MB/s" rows.
 mercury_bw() { # transport tool
     local na proto
-    case "$1" in shm) na=ofi; proto=shm ;; sm) na=na; proto=sm ;; tcp) na=ofi; proto=tcp ;; esac
+    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp) na=ofi; proto=tcp ;; esac
     (cd "$work" && rm -f port.cfg &&
         { taskset -c 0 timeout 300 "$mbin/hg_perf_server" -c $na -p $proto -b >server.log 2>&1 &
           echo $! >server.pid; } &&
@@ -144,7 +161,12 @@ mercury_bw() { # transport tool
 # opal_perf rpc-bw once: its "size read write" rows.
 ours_bw() { # transport
     local info
-    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; esac
+    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;; esac
+    if [ btl = "$1" ]; then
+        taskset -c 0,1 timeout 300 "$mcarun" -np 2 --bind-to core "$opal_perf" rpc-bw --na btl \
+            --sizes "$bw_sizes" -W 64 -i "$bw_iterations" 2>/dev/null | awk '/^[0-9]/ { print $1, $2, $3 }'
+        return
+    fi
     rm -f "$work/uri"
     taskset -c 0 timeout 300 "$opal_perf" rpc-server --na $info --uri-file "$work/uri" \
         >"$work/oserver.log" 2>&1 &
@@ -166,19 +188,27 @@ case " $tests " in *" bw "*)
     echo "== bw: hg_bw_read / hg_bw_write against opal_perf rpc-bw, 64 chunks per RPC, busy polling, $rounds rounds"
     printf '%-10s %-6s %10s %14s %14s %8s\n' transport dir size "Mercury MB/s" "ours MB/s" ratio
     for t in $transports; do
-        : >"$work/bw.read" && : >"$work/bw.write" && : >"$work/bw.ours"
+        : >"$work/bw.read" && : >"$work/bw.write" && : >"$work/bw.ours" && : >"$work/bw.ratios"
         for _ in $(seq "$rounds"); do
-            mercury_bw "$t" hg_bw_read >>"$work/bw.read"
-            ours_bw "$t" >>"$work/bw.ours"
-            mercury_bw "$t" hg_bw_write >>"$work/bw.write"
+            mercury_bw "$t" hg_bw_read >"$work/bw.r1"
+            ours_bw "$t" >"$work/bw.o1"
+            mercury_bw "$t" hg_bw_write >"$work/bw.w1"
+            cat "$work/bw.r1" >>"$work/bw.read"
+            cat "$work/bw.o1" >>"$work/bw.ours"
+            cat "$work/bw.w1" >>"$work/bw.write"
+            for s in $bw_bytes; do
+                r=$(ratio "$(median_of "$work/bw.o1" "$s" 2)" "$(median_of "$work/bw.r1" "$s" 2)")
+                w=$(ratio "$(median_of "$work/bw.o1" "$s" 3)" "$(median_of "$work/bw.w1" "$s" 2)")
+                echo "$s $r $w" >>"$work/bw.ratios"
+            done
         done
         for s in $bw_bytes; do
             mm=$(median_of "$work/bw.read" "$s" 2)
             om=$(median_of "$work/bw.ours" "$s" 2)
-            printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" read "$s" "$mm" "$om" "$(ratio "$om" "$mm")"
+            printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" read "$s" "$mm" "$om" "$(median_of "$work/bw.ratios" "$s" 2)"
             mm=$(median_of "$work/bw.write" "$s" 2)
             om=$(median_of "$work/bw.ours" "$s" 3)
-            printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" write "$s" "$mm" "$om" "$(ratio "$om" "$mm")"
+            printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" write "$s" "$mm" "$om" "$(median_of "$work/bw.ratios" "$s" 3)"
         done
     done
     ;;
@@ -190,14 +220,17 @@ printf '%-10s %-7s %-9s %14s %14s %8s\n' transport window mode "Mercury RPC/s" "
 for t in $transports; do
     for w in $windows; do
         for m in $modes; do
-            : >"$work/m" && : >"$work/o"
+            : >"$work/m" && : >"$work/o" && : >"$work/r"
             for _ in $(seq "$rounds"); do
-                mercury_rate "$t" "$w" "$m" >>"$work/m"
-                ours_rate "$t" "$w" "$m" >>"$work/o"
+                a=$(mercury_rate "$t" "$w" "$m")
+                b=$(ours_rate "$t" "$w" "$m")
+                echo "$a" >>"$work/m"
+                echo "$b" >>"$work/o"
+                ratio "$b" "$a" | grep -v n/a >>"$work/r"
             done
-            mm=$(median <"$work/m")
-            om=$(median <"$work/o")
-            ratio=$(awk -v a="$om" -v b="$mm" 'BEGIN { if (b + 0 > 0 && a + 0 > 0) printf "%.2f", a / b; else print "n/a" }')
+            mm=$(grep . "$work/m" | median)
+            om=$(grep . "$work/o" | median)
+            ratio=$(median <"$work/r")
             printf '%-10s %-7s %-9s %14s %14s %8s\n' "$t" "$w" "$m" "$mm" "$om" "$ratio"
         done
     done

@@ -53,7 +53,13 @@
     X(ofi_recv_corrupt, "btl/ofi sees a received message longer than any peer may send")           \
     X(modex_get, "opal_modex_recv fails (OPAL_ERR_NOT_FOUND)")                                     \
     X(fence, "opal_fence fails (OPAL_ERR_TIMEOUT)")                                                \
-    X(process_exit, "opal_progress kills the process with signal arg (0: exits with status 97)")
+    X(process_exit, "opal_progress kills the process with signal arg (0: exits with status 97)")   \
+    X(rpc_request_drop, "an rpc server drops an incoming request (not the engine's own)")          \
+    X(rpc_reply_drop, "an rpc server's reply is lost (opal_rpc_reply_send says it was sent)")      \
+    X(rpc_reply_delay, "an rpc server holds a reply for arg ms, then sends it")                    \
+    X(rpc_bulk_pull_hold,                                                                          \
+      "an rpc client holds a finished pull of an output by bulk until its request completes "      \
+      "otherwise (timeout, abort, peer failure): a pull slower than any timeout")
 
 typedef enum {
 #define OPAL_FAULT_SITE_ENUM(name, what) OPAL_FAULT_SITE_##name,

@@ -1,6 +1,7 @@
 /*
  * Fuzz target: collective RPC's forward and reply as a member receives
- * them (rpc_base_corpc.h): the generated decoders, then the check of what
+ * them, and the collective group creation's input and output
+ * (rpc_base_corpc.h): the generated decoders, then the check of what
  * a decoded forward means against groups of a few sizes. Whatever the
  * bytes, decoding reads nothing past the buffer, a forward the check
  * accepts has its root and exclusions in range, and nothing leaks.
@@ -40,6 +41,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rpc_corpc_out_t out;
     if (OPAL_SUCCESS == opal_rpc_codec_decode(&rpc_corpc_out_codec, data, size, &out)) {
         rpc_corpc_out_free(&out);
+    }
+    rpc_group_create_in_t gin;
+    if (OPAL_SUCCESS == opal_rpc_codec_decode(&rpc_group_create_in_codec, data, size, &gin)) {
+        rpc_group_create_in_free(&gin);
+    }
+    rpc_group_create_out_t gout;
+    if (OPAL_SUCCESS == opal_rpc_codec_decode(&rpc_group_create_out_codec, data, size, &gout)) {
+        rpc_group_create_out_free(&gout);
     }
     return 0;
 }

@@ -111,6 +111,19 @@ START_TEST(a_killed_member_is_reported_failed_over_a_knomial_tree)
 }
 END_TEST
 
+/* btl/sm's blocking mode (the ranks sleep in na/btl's poll_wait until a
+ * peer posts to them): the corpc still reaches every rank of a tree in
+ * which most ranks never talk to each other, and a killed rank's death
+ * still wakes its parent. */
+START_TEST(corpc_over_na_btl_with_sleeping_ranks)
+{
+    setenv("OPAL_MCA_btl_sm_blocking", "1", 1);
+    run_job("btl", "knomial", "2", 8, false);
+    run_job("btl", "kary", "2", 5, true);
+    unsetenv("OPAL_MCA_btl_sm_blocking");
+}
+END_TEST
+
 START_TEST(corpc_runs_over_na_ofi_tcp_too)
 {
     if (!mcarun_test_component_built("na", "ofi", RPC_TEST_PLUGIN_DIRS)) {
@@ -239,6 +252,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_flat_tree);
     OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_kary_tree);
     OPAL_TEST_ADD(s, a_killed_member_is_reported_failed_over_a_knomial_tree);
+    OPAL_TEST_ADD(s, corpc_over_na_btl_with_sleeping_ranks);
     OPAL_TEST_ADD(s, corpc_runs_over_na_ofi_tcp_too);
     OPAL_TEST_ADD(s, a_client_outside_the_job_attaches_from_the_group_file);
     OPAL_TEST_ADD(s, corpc_runs_under_open_mpi_mpirun_through_ess_pmix);

@@ -5,7 +5,9 @@
  * eager size and larger (by bulk, up to 64 MiB); an abort and a peer
  * failure while an output is pulled (each completes once, and the server
  * lets the output go); and a server killed with requests in flight (each
- * completes once, with an error).
+ * completes once, with an error); a timeout while an output is pulled
+ * (the rpc_bulk_pull_hold fault site); one-way inputs past the eager size
+ * (by bulk, acknowledged by the server).
  */
 #include "opal/opal_config.h"
 
@@ -22,6 +24,7 @@
 #include "opal/mca/rpc/rpc.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "test/rpc/rpc_test_proto.h"
 #include "test/support/opal_test.h"
 
@@ -80,7 +83,8 @@ typedef struct {
     uint32_t value;
     uint8_t ctx_idx;
     uint32_t data_len;
-    bool fill_ok; /* the output's bytes are rpc_test_byte(i) */
+    bool fill_ok;      /* the output's bytes are rpc_test_byte(i) */
+    uint32_t words[2]; /* an 8-byte output's bytes as two u32 (noted) */
     char reason[256];
 } outcome_t;
 
@@ -95,6 +99,9 @@ static void record(opal_rpc_request_t *req, int status, void *arg)
         o->data_len = out->data.len;
         const uint8_t *bytes = out->data.buf;
         o->fill_ok = true;
+        if (sizeof(o->words) == out->data.len) {
+            memcpy(o->words, out->data.buf, sizeof(o->words));
+        }
         for (uint32_t i = 0; i < out->data.len && o->fill_ok; ++i) {
             o->fill_ok = bytes[i] == rpc_test_byte(i);
         }
@@ -281,6 +288,177 @@ static void output_pull_interrupted(const char *info, bool abort_it)
     close_client();
 }
 
+static void never_runs(opal_rpc_request_t *req)
+{
+    (void) req;
+    ck_abort_msg("a client-only operation ran");
+}
+
+static void client_stats(opal_rpc_stats_t *stats)
+{
+    opal_rpc_context_stats(ctx, stats);
+}
+
+/* One-way inputs past the eager size go by bulk: the completion runs once
+ * the server acknowledged the pull (status OPAL_SUCCESS), the client holds
+ * no exposure after it, and the handler saw every byte. */
+static void one_way_inputs_by_bulk(const char *info)
+{
+    outcome_t o;
+    open_client(info);
+    size_t eager = opal_na_msg_get_max_unexpected_size(opal_rpc_na_class());
+    size_t fits = eager - 26 - (4 + 4 + 4 + 4); /* header, value, text, iov length */
+    size_t sizes[] = {fits, fits + 1, (size_t) 1 << 20, fits + 1};
+    uint8_t *data = malloc((size_t) 1 << 20);
+    for (size_t i = 0; i < ((size_t) 1 << 20); ++i) {
+        data[i] = (uint8_t) (i * 11 + 3);
+    }
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); ++k) {
+        opal_rpc_stats_t before, after;
+        client_stats(&before);
+        ck_assert_int_eq(call(RPC_TEST_NOTE, 1, 0, data, (uint32_t) sizes[k], &o), OPAL_SUCCESS);
+        ck_assert_msg(OPAL_SUCCESS == o.status, "%zu bytes: %s", sizes[k], o.reason);
+        client_stats(&after);
+        ck_assert_uint_eq(after.bulk_inputs - before.bulk_inputs, sizes[k] > fits ? 1 : 0);
+        ck_assert_uint_eq(after.bulk_inputs_held, 0);
+        uint32_t want = 0;
+        for (size_t i = 0; i < sizes[k]; ++i) {
+            want += data[i];
+        }
+        /* The handler runs after the ack: ask until it did. */
+        time_t deadline = time(NULL) + TIMEOUT;
+        for (;;) {
+            ck_assert_int_eq(call(RPC_TEST_NOTED, 1, 0, NULL, 0, &o), OPAL_SUCCESS);
+            ck_assert_int_eq(o.status, OPAL_SUCCESS);
+            if (o.value == k + 1) {
+                break;
+            }
+            ck_assert_msg(time(NULL) < deadline, "%zu bytes: the server noted %u of %zu", sizes[k],
+                          o.value, k + 1);
+            (void) opal_rpc_progress(ctx, 10);
+        }
+        ck_assert_uint_eq(o.words[0], sizes[k]);
+        ck_assert_msg(o.words[1] == want, "%zu bytes arrived damaged", sizes[k]);
+    }
+    opal_rpc_stats_t stats;
+    client_stats(&stats);
+    ck_assert_uint_eq(stats.bulk_inputs, 3);
+    ck_assert_uint_eq(stats.late_replies, 0);
+    /* A protocol the server does not serve: a one-way input by bulk hears
+     * the error reply (no ack will come), once, and lets its input go. */
+    static const opal_rpc_op_t lone_ops[1] = {
+        {.handler = never_runs, .in = &rpc_test_in_codec, .flags = OPAL_RPC_OP_ONEWAY}};
+    static const opal_rpc_proto_t lone = {.name = "client-only",
+                                          .base = RPC_TEST_BASE + 1,
+                                          .version = 1,
+                                          .count = 1,
+                                          .ops = lone_ops};
+    ck_assert_int_eq(opal_rpc_proto_register(&lone), OPAL_SUCCESS);
+    const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 1};
+    opal_rpc_request_t *req = NULL;
+    ck_assert_int_eq(opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE + 1, 1, 0), &req),
+                     OPAL_SUCCESS);
+    rpc_test_in_t *in = opal_rpc_req_input(req);
+    in->text = "text";
+    in->data.buf = data;
+    in->data.len = (uint32_t) (fits + 1);
+    memset(&o, 0, sizeof(o));
+    ck_assert_int_eq(opal_rpc_req_set_timeout(req, TIMEOUT), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, TIMEOUT * 1000, called, &o), OPAL_SUCCESS);
+    for (int k = 0; k < 10; ++k) {
+        (void) opal_rpc_progress(ctx, 1);
+    }
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_msg(OPAL_ERR_NOT_FOUND == o.status || OPAL_ERR_VERSION_MISMATCH == o.status,
+                  "status %d: %s", o.status, o.reason);
+    ck_assert_msg(NULL != strstr(o.reason, "not registered"), "%s", o.reason);
+    client_stats(&stats);
+    ck_assert_uint_eq(stats.bulk_inputs, 4);
+    ck_assert_uint_eq(stats.bulk_inputs_held, 0);
+    free(data);
+    stop_server();
+    close_client();
+}
+
+#if defined(OPAL_ENABLE_FAULT_INJECTION) && OPAL_ENABLE_FAULT_INJECTION
+/* Names a fault configuration with text for the processes started from
+ * here on (the client's MCA base reads it at opal_init_util; the server
+ * inherits it). */
+static char fault_file[256];
+static void faults_set(const char *text)
+{
+    snprintf(fault_file, sizeof(fault_file), "/tmp/rpc_procs_%d.faults", (int) getpid());
+    FILE *f = fopen(fault_file, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    setenv("OPAL_MCA_opal_fault_config", fault_file, 1);
+}
+
+static void faults_clear(void)
+{
+    unsetenv("OPAL_MCA_opal_fault_config");
+    unlink(fault_file);
+    opal_fault_clear();
+}
+
+/* The request's timeout expires while its 1 MiB output is being pulled
+ * (the rpc_bulk_pull_hold site keeps the finished pull from completing it,
+ * as a pull slower than the timeout): the completion runs once, with
+ * OPAL_ERR_TIMEOUT; the data that came is dropped and counted as late;
+ * the server is told to let its output go; the next request is whole. */
+static void timeout_while_output_is_pulled(const char *info)
+{
+    outcome_t o;
+    faults_set("rpc_bulk_pull_hold max=1\n");
+    open_client(info);
+    const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 1};
+    opal_rpc_request_t *req = NULL;
+    memset(&o, 0, sizeof(o));
+    ck_assert_int_eq(
+        opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, RPC_TEST_FILL), &req),
+        OPAL_SUCCESS);
+    ((rpc_test_in_t *) opal_rpc_req_input(req))->value = 1u << 20;
+    ck_assert_int_eq(opal_rpc_req_set_timeout(req, 0.2), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, TIMEOUT * 1000, called, &o), OPAL_SUCCESS);
+    for (int k = 0; k < 20; ++k) {
+        (void) opal_rpc_progress(ctx, 5);
+    }
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_msg(OPAL_ERR_TIMEOUT == o.status, "status %d: %s", o.status, o.reason);
+    ck_assert_uint_eq(opal_fault_fired(OPAL_FAULT_SITE_rpc_bulk_pull_hold), 1);
+    opal_rpc_stats_t stats;
+    client_stats(&stats);
+    ck_assert_uint_eq(stats.timeouts, 1);
+    ck_assert_uint_eq(stats.late_replies, 1);
+    ck_assert_uint_eq(stats.bulk_outputs, 1);
+    ck_assert_uint_eq(stats.completed, 1);
+    assert_server_releases(1);
+    /* The site fired its once: the next large output arrives whole. */
+    ck_assert_int_eq(call(RPC_TEST_FILL, 1, 1u << 20, NULL, 0, &o), OPAL_SUCCESS);
+    ck_assert_msg(OPAL_SUCCESS == o.status && o.fill_ok && (1u << 20) == o.data_len, "%s",
+                  o.reason);
+    assert_server_releases(1);
+    stop_server();
+    close_client();
+    faults_clear();
+}
+
+START_TEST(tcp_timeout_while_output_is_pulled)
+{
+    timeout_while_output_is_pulled("ofi+tcp");
+}
+END_TEST
+
+START_TEST(shm_timeout_while_output_is_pulled)
+{
+    timeout_while_output_is_pulled("ofi+shm");
+}
+END_TEST
+#endif
+
 static void killed_server_completes_requests_in_flight(const char *info)
 {
     enum { N = 16 };
@@ -362,6 +540,18 @@ START_TEST(tcp_peer_failure_while_output_is_pulled)
 }
 END_TEST
 
+START_TEST(tcp_one_way_inputs_by_bulk)
+{
+    one_way_inputs_by_bulk("ofi+tcp");
+}
+END_TEST
+
+START_TEST(shm_one_way_inputs_by_bulk)
+{
+    one_way_inputs_by_bulk("ofi+shm");
+}
+END_TEST
+
 START_TEST(tcp_killed_server_completes_requests_in_flight)
 {
     killed_server_completes_requests_in_flight("ofi+tcp");
@@ -378,6 +568,12 @@ int main(void)
     OPAL_TEST_ADD(s, tcp_abort_while_output_is_pulled);
     OPAL_TEST_ADD(s, shm_abort_while_output_is_pulled);
     OPAL_TEST_ADD(s, tcp_peer_failure_while_output_is_pulled);
+#if defined(OPAL_ENABLE_FAULT_INJECTION) && OPAL_ENABLE_FAULT_INJECTION
+    OPAL_TEST_ADD(s, tcp_timeout_while_output_is_pulled);
+    OPAL_TEST_ADD(s, shm_timeout_while_output_is_pulled);
+#endif
+    OPAL_TEST_ADD(s, tcp_one_way_inputs_by_bulk);
+    OPAL_TEST_ADD(s, shm_one_way_inputs_by_bulk);
     OPAL_TEST_ADD(s, tcp_killed_server_completes_requests_in_flight);
     return opal_test_run(s);
 }

@@ -21,7 +21,9 @@
 
 #define NP "8"
 
-static void run_case(const char *mode, bool over_group, mcarun_run_t *run, char *dir)
+/* info: the na class the ranks run rpc over (NULL: na/btl). */
+static void run_case_over(const char *mode, bool over_group, const char *info, mcarun_run_t *run,
+                          char *dir)
 {
     static char prog[4096];
     snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/rpc/rpc_swim_rank"));
@@ -47,9 +49,15 @@ static void run_case(const char *mode, bool over_group, mcarun_run_t *run, char 
                           mode,
                           dir,
                           "1000",
+                          info,
                           NULL};
     mcarun_test_set_run_limit(180);
     mcarun_test_mcarun(run, NULL, args);
+}
+
+static void run_case(const char *mode, bool over_group, mcarun_run_t *run, char *dir)
+{
+    run_case_over(mode, over_group, NULL, run, dir);
 }
 
 static void remove_dir(const char *dir)
@@ -128,6 +136,30 @@ START_TEST(a_killed_rank_is_dead_in_every_survivors_primary_group)
 }
 END_TEST
 
+/* Over na/ofi's tcp: the survivors' pings to the dead rank find no room
+ * at the provider (rxm cannot connect) and wait in na/ofi's retry queue;
+ * the pings to live ranks must not wait behind them (they did: every
+ * survivor declared every other rank dead). */
+START_TEST(a_killed_rank_is_declared_dead_and_no_other_over_na_ofi_tcp)
+{
+    if (!mcarun_test_component_built("na", "ofi", RPC_TEST_PLUGIN_DIRS)) {
+        return;
+    }
+    char dir[] = "/tmp/rpc_swim_tcp_XXXXXX";
+    mcarun_run_t run;
+    run_case_over("kill", false, "ofi+tcp://127.0.0.1", &run, dir);
+    int oks = mcarun_test_count(run.out, " ok\n");
+    if (7 != oks) {
+        mcarun_test_dump(&run);
+    }
+    ck_assert_int_eq(oks, 7);
+    ck_assert_int_eq(mcarun_test_count(run.out, "but it lives"), 0);
+    ck_assert_int_ne(run.status, 0);
+    mcarun_test_run_free(&run);
+    remove_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
     setenv("OPAL_MCA_mca_base_component_path", RPC_TEST_PLUGIN_DIRS, 0);
@@ -135,5 +167,6 @@ int main(void)
     OPAL_TEST_ADD(s, a_killed_rank_is_declared_dead_by_every_survivor);
     OPAL_TEST_ADD(s, a_rank_stopped_shorter_than_the_suspicion_is_never_declared_dead);
     OPAL_TEST_ADD(s, a_killed_rank_is_dead_in_every_survivors_primary_group);
+    OPAL_TEST_ADD(s, a_killed_rank_is_declared_dead_and_no_other_over_na_ofi_tcp);
     return opal_test_run(s);
 }

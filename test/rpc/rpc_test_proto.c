@@ -10,6 +10,8 @@
 
 static volatile bool *stop_flag;
 static int notes;
+/* The last note's IOV: its length and byte sum. */
+static uint32_t note_last[2];
 
 static void echo(opal_rpc_request_t *req)
 {
@@ -76,8 +78,27 @@ static void held(opal_rpc_request_t *req)
 
 static void note(opal_rpc_request_t *req)
 {
-    (void) req;
+    const rpc_test_in_t *in = opal_rpc_req_input(req);
+    const uint8_t *bytes = in->data.buf;
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < in->data.len; ++i) {
+        sum += bytes[i];
+    }
+    note_last[0] = in->data.len;
+    note_last[1] = sum;
     ++notes;
+}
+
+static void noted(opal_rpc_request_t *req)
+{
+    rpc_test_out_t *out = opal_rpc_req_output(req);
+    out->value = (uint32_t) notes;
+    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
+    out->data.buf = note_last;
+    out->data.len = sizeof(note_last);
+    (void) opal_rpc_reply_send(req);
+    out->data.buf = NULL;
+    out->data.len = 0;
 }
 
 static void stop(opal_rpc_request_t *req)
@@ -94,6 +115,7 @@ static const opal_rpc_op_t ops[RPC_TEST_COUNT] = {
     [RPC_TEST_SUM] = {.handler = sum, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
     [RPC_TEST_FILL] = {.handler = fill, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
     [RPC_TEST_HELD] = {.handler = held, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_NOTED] = {.handler = noted, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
 };
 
 int rpc_test_proto_register(volatile bool *stop)

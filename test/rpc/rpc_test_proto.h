@@ -4,7 +4,9 @@
  * (replies after a delay, so requests stay in flight), note (one-way),
  * stop (ends the server), sum (the bytes of the IOV added up, for inputs
  * of any size), fill (an output of `value` bytes, rpc_test_byte(i) each),
- * held (the server context's outputs held by bulk, in value).
+ * held (the server context's outputs held by bulk, in value), noted (the
+ * notes received in value; the last one's IOV length and byte sum as two
+ * u32 in data).
  */
 #ifndef TEST_RPC_RPC_TEST_PROTO_H
 #define TEST_RPC_RPC_TEST_PROTO_H
@@ -20,6 +22,7 @@ enum {
     RPC_TEST_SUM,
     RPC_TEST_FILL,
     RPC_TEST_HELD,
+    RPC_TEST_NOTED,
     RPC_TEST_COUNT
 };
 

@@ -77,7 +77,9 @@ typedef void (*opal_rpc_handler_t)(opal_rpc_request_t *req);
 typedef void (*opal_rpc_complete_cb_t)(opal_rpc_request_t *req, int status, void *arg);
 
 enum {
-    /* No reply: the completion runs once the request is sent. */
+    /* No reply: the completion runs once the request is sent; for an
+     * input larger than the eager size (by bulk), once the server says it
+     * pulled it (the engine's ack, docs/rpc.md). */
     OPAL_RPC_OP_ONEWAY = 0x1,
     /* Short and non-blocking: the handler runs at once in the progress
      * thread, skipping the scheduler (no task, no queueing, no refusal). */
@@ -127,6 +129,11 @@ typedef struct opal_rpc_stats_t {
     /* Server: exposed outputs not released yet (the client's release,
      * its failure, rpc_base_timeout or the context's end lets them go). */
     uint64_t bulk_outputs_held;
+    /* Client: inputs larger than the eager size exposed by bulk, and
+     * those not released yet (a request lets its input go when it
+     * completes). */
+    uint64_t bulk_inputs;
+    uint64_t bulk_inputs_held;
 } opal_rpc_stats_t;
 
 /* ------------------------------------------------------------- engine */
@@ -229,13 +236,22 @@ OPAL_DECLSPEC uint8_t opal_rpc_req_source_ctx(const opal_rpc_request_t *req);
 /* The engine's bulk class (NULL without network): BULK fields are
  * deserialized with it; create the handles they carry with it. */
 OPAL_DECLSPEC opal_bulk_class_t *opal_rpc_bulk_class(void);
+/* Binds handle (this process's, made with opal_rpc_bulk_class) to this
+ * process and ctx (CaRT's crt_bulk_bind): its serialized form then carries
+ * this process's address, so that a process it reaches through others (a
+ * corpc's members below the root's children, a server a client's request
+ * was forwarded to) transfers with this process rather than with whoever
+ * sent it the handle. OPAL_ERR_NOT_AVAILABLE without network,
+ * OPAL_ERR_BAD_PARAM for a handle of another process. */
+OPAL_DECLSPEC int opal_rpc_bulk_bind(opal_rpc_context_t *ctx, opal_bulk_t *handle);
 /* Moves size bytes between remote (a handle req's peer sent, at
- * remote_offset) and local (at local_offset) with that peer and context:
- * OPAL_BULK_PULL reads remote, OPAL_BULK_PUSH writes it (CaRT's
- * crt_bulk_transfer). cb runs once, from opal_rpc_progress of req's
- * context; *op_out (may be NULL) cancels with opal_bulk_cancel. A handler
- * that replies from cb keeps req with opal_rpc_req_addref until then.
- * OPAL_ERR_NOT_AVAILABLE without network. */
+ * remote_offset) and local (at local_offset) with that peer and context,
+ * or, when remote is bound (opal_rpc_bulk_bind), with the process and
+ * context it is bound to: OPAL_BULK_PULL reads remote, OPAL_BULK_PUSH
+ * writes it (CaRT's crt_bulk_transfer). cb runs once, from
+ * opal_rpc_progress of req's context; *op_out (may be NULL) cancels with
+ * opal_bulk_cancel. A handler that replies from cb keeps req with
+ * opal_rpc_req_addref until then. OPAL_ERR_NOT_AVAILABLE without network. */
 OPAL_DECLSPEC int opal_rpc_bulk_transfer(opal_rpc_request_t *req, opal_bulk_op_type_t op,
                                          opal_bulk_t *remote, size_t remote_offset,
                                          opal_bulk_t *local, size_t local_offset, size_t size,

@@ -5,8 +5,9 @@
  * PMIx launcher, through orte): opal_rpc_init publishes each rank's RPC
  * URI in the modex, and a rank's address is looked up from it the first
  * time something is sent there. A subgroup is a list of primary ranks,
- * created locally under a name by each process that uses it (corpc finds
- * it at the receivers by that name). Each member has a state (alive,
+ * created locally under a name by each process that uses it, or by one of
+ * its members for all of them (opal_rpc_group_create_collective); corpc
+ * finds it at the receivers by that name. Each member has a state (alive,
  * suspect, dead) and each group a membership version that increases on
  * every change (a failure detector calls opal_rpc_group_member_set_state).
  * A group saves its members' URIs to a file (CaRT's group config file,
@@ -31,6 +32,11 @@
  *   opal_rpc_corpc_send(co, done, arg);
  *   done(co, status, arg): my_out_t *out = opal_rpc_corpc_output(co);
  *       opal_rpc_corpc_failed(co, &ranks); ... opal_rpc_corpc_free(co);
+ *
+ * A BULK field of the input reaches every member as the root serialized
+ * it: the root binds the handle (opal_rpc_bulk_bind) so that each member
+ * pulls from the root itself, not from its tree parent. Outputs and
+ * aggregates larger than the eager size go up by bulk like any reply.
  *
  * Threads: groups may be used from any thread (each has a lock). A corpc
  * belongs to its context: its callbacks run from that context's progress.
@@ -71,6 +77,27 @@ OPAL_DECLSPEC int opal_rpc_group_primary(opal_rpc_group_t **group);
  * twice, no ranks or a bad name. */
 OPAL_DECLSPEC int opal_rpc_group_create(const char *name, const uint32_t *ranks, uint32_t count,
                                         opal_rpc_group_t **group);
+/* The completion of a collective creation: once, from ctx's progress.
+ * status OPAL_SUCCESS: every member created the subgroup (group is the
+ * caller's own). Otherwise group is NULL, the subgroup was destroyed again
+ * wherever it had been created, and failed[0..nfailed) (primary ranks,
+ * valid during the call) are the members that could not take part:
+ * OPAL_ERR_EXISTS when some had the name in use, OPAL_ERR_PEER_FAILED when
+ * some were dead, timed out or refused. */
+typedef void (*opal_rpc_group_create_cb_t)(opal_rpc_group_t *group, int status,
+                                           const uint32_t *failed, uint32_t nfailed, void *arg);
+/* A subgroup created at all its members by one call at one of them
+ * (CaRT's crt_group_create with populate): a corpc over ranks[0..count)
+ * (tree and time: the rpc_base_tree* and rpc_base_timeout variables)
+ * creates it under name at each, with the same version, or at none. A
+ * member knows it from its own part on, the others maybe not yet: it is
+ * complete everywhere when cb runs (a corpc over it from another member
+ * waits for the caller's word). The caller must be one of the ranks. OPAL_ERR_EXISTS when the name
+ * is in use here, OPAL_ERR_BAD_PARAM (with a message) as opal_rpc_group_create; cb runs once unless
+ * this returns an error. */
+OPAL_DECLSPEC int opal_rpc_group_create_collective(opal_rpc_context_t *ctx, const char *name,
+                                                   const uint32_t *ranks, uint32_t count,
+                                                   opal_rpc_group_create_cb_t cb, void *arg);
 /* Destroys a subgroup or an attached group (the primary group goes with
  * opal_rpc_finalize). Endpoints it gave become invalid. */
 OPAL_DECLSPEC int opal_rpc_group_destroy(opal_rpc_group_t *group);
@@ -166,6 +193,22 @@ typedef void (*opal_rpc_corpc_cb_t)(opal_rpc_corpc_t *co, int status, void *arg)
 OPAL_DECLSPEC int opal_rpc_corpc_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group,
                                         uint32_t opcode, const opal_rpc_corpc_opts_t *opts,
                                         opal_rpc_corpc_t **co);
+/* A corpc of opcode over group rooted at its member root, asked for by
+ * this process, which need not be a member (a client attached from the
+ * group file; CaRT's corpc from a client goes through a server the same
+ * way): send gives the request to root, which runs the corpc over the
+ * group as if it had created it (leaving out the members it knows dead)
+ * and answers the aggregate and the failed ranks, which this process's
+ * completion then has. The opcode needs its codecs here (registered with
+ * opal_rpc_proto_register), and its aggregation at the members. Of opts,
+ * timeout bounds the whole exchange (the root gets three quarters of it).
+ * OPAL_ERR_BAD_PARAM for a root out of range (or excluded), and as
+ * opal_rpc_corpc_create; a root that does not know the group or the
+ * opcode refuses it, which the completion's status says. */
+OPAL_DECLSPEC int opal_rpc_corpc_create_at(opal_rpc_context_t *ctx, opal_rpc_group_t *group,
+                                           uint32_t root, uint32_t opcode,
+                                           const opal_rpc_corpc_opts_t *opts,
+                                           opal_rpc_corpc_t **co);
 /* The input struct (the opcode's input type); the caller's to fill. */
 OPAL_DECLSPEC void *opal_rpc_corpc_input(opal_rpc_corpc_t *co);
 /* Starts it; cb runs once (not when this returns an error). */
@@ -179,8 +222,9 @@ OPAL_DECLSPEC uint32_t opal_rpc_corpc_failed(opal_rpc_corpc_t *co, const uint32_
  * caller's input memory stays the caller's. */
 OPAL_DECLSPEC void opal_rpc_corpc_free(opal_rpc_corpc_t *co);
 
-/* How many corpcs this process still takes part in (as the root, or as a
- * member that has not replied to its parent): a member that leaves waits
+/* How many corpcs this process still takes part in (as the root, as the
+ * process that asked a root, or as a member that has not replied to its
+ * parent): a member that leaves waits
  * for 0 after the last corpc it expects, so that its subtree's answer is
  * not lost. */
 OPAL_DECLSPEC uint32_t opal_rpc_corpc_inflight(void);

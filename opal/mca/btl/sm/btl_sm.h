@@ -260,6 +260,8 @@ typedef struct mca_btl_sm_module_t {
      * cannot (then never: the eventfd stays readable). */
     bool wake_sleep_ok;
     bool wake_never_sleep;
+    /* Every local peer was connected to (blocking mode, at the first arm). */
+    bool wake_peers_connected;
 
     opal_mutex_t lock;
 } mca_btl_sm_module_t;

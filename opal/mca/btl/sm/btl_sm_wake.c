@@ -64,12 +64,45 @@ static int pidfd_cb(int fd, uint32_t events, void *context)
     return mca_btl_sm_endpoint_check_peers();
 }
 
+/* Connects to every local peer not reached yet, taking its eventfd and
+ * counting this process ready in its segment. A peer counts itself ready
+ * in ours only once it connected to us, and endpoints are made lazily (at
+ * the first send or receive), so in a job where not everyone talks to
+ * everyone (a tree of RPCs) nobody would ever sleep. Each process does
+ * it at its first idle moment; a peer that never idles and never sends
+ * to us keeps us spinning, as before. */
+static void connect_local_peers(void)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    sm->wake_peers_connected = true;
+    for (uint32_t rank = 0; rank < sm->job_size; ++rank) {
+        if (rank == sm->my_rank || NULL != sm->ep_by_rank[rank] || sm->rank_unreachable[rank]) {
+            continue;
+        }
+        opal_proc_t *proc = NULL;
+        if (OPAL_SUCCESS != opal_proc_for_rank(rank, &proc) ||
+            !(proc->proc_locality & OPAL_PROC_ON_NODE)) {
+            continue;
+        }
+        char why[MCA_BTL_BASE_REASON_MAX];
+        SM_LOCK();
+        mca_btl_sm_endpoint_t *ep = mca_btl_sm_endpoint_get(rank, proc, why, sizeof(why));
+        SM_UNLOCK();
+        if (NULL == ep) {
+            SM_VERBOSE(10, "btl sm: blocking mode cannot connect to rank %u: %s", rank, why);
+        }
+    }
+}
+
 /* Whether this process may sleep now; decided once for good. */
 static bool sleep_allowed(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     if (OPAL_LIKELY(sm->wake_sleep_ok) || sm->wake_never_sleep) {
         return sm->wake_sleep_ok;
+    }
+    if (!sm->wake_peers_connected) {
+        connect_local_peers();
     }
     sm_seg_header_t *hdr = sm->seg_hdr;
     /* Acquire pairs with the peers' release increments. */

@@ -76,9 +76,11 @@ static void self_copy(opal_bulk_op_t *op)
 static int choose(opal_bulk_class_t *bc, opal_bulk_op_t *op, char *why, size_t why_size)
 {
     opal_bulk_t *origin = op->origin;
-    if (!origin->local && origin->instance == bc->instance && NULL != op->origin_addr &&
-        opal_na_addr_is_self(bc->na_class, op->origin_addr)) {
-        /* A handle of this process that went out and came back. */
+    if (!origin->local && origin->instance == bc->instance &&
+        (NULL == op->origin_addr || opal_na_addr_is_self(bc->na_class, op->origin_addr))) {
+        /* A handle of this process that went out and came back (no
+         * address: the caller says the origin is this process, as rpc's
+         * loopback requests do). */
         opal_bulk_t *mine = opal_bulk_base_handle_lookup(bc, origin->key);
         if (NULL == mine) {
             opal_output(0,

@@ -15,6 +15,7 @@
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_timer.h"
 
 na_btl_class_t *mca_na_btl_active = NULL;
 
@@ -216,6 +217,45 @@ static int btl_poll(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int *
     return OPAL_SUCCESS;
 }
 
+/* Blocks through the progress engine: opal_progress_wait sleeps on the
+ * fds the BTLs registered (btl/ofi's completion channel, btl/verbs' one,
+ * btl/sm's eventfd) until one fires or the slice ends. btl/sm sleeps only
+ * in its blocking mode (btl_sm_blocking, which every local process of the
+ * job must share); otherwise its eventfd stays readable and this spins
+ * through epoll, as the base's spin would. A busy_wait class, or one with
+ * sends or RMA queued for resources, never sleeps. */
+static int btl_poll_wait(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int timeout_ms,
+                         unsigned int *count)
+{
+    na_btl_class_t *nb = cls->plugin;
+    uint64_t before = atomic_load_explicit(&nb->completions, memory_order_relaxed);
+    uint64_t deadline = opal_timer_ns() + (uint64_t) timeout_ms * 1000000u;
+    int rc = OPAL_SUCCESS;
+    for (;;) {
+        unsigned int n = 0;
+        rc = btl_poll(cls, ctx, &n);
+        uint64_t done = atomic_load_explicit(&nb->completions, memory_order_relaxed) - before;
+        if (OPAL_SUCCESS != rc || done > 0) {
+            *count = (unsigned int) done;
+            return rc;
+        }
+        uint64_t now = opal_timer_ns();
+        if (now >= deadline) {
+            *count = 0;
+            return OPAL_ERR_TIMEOUT;
+        }
+        if (cls->init_info.busy_wait || NULL != nb->pending_sends.head ||
+            NULL != nb->pending_rma.head) {
+            continue;
+        }
+        int waited = opal_progress_wait((int64_t) (deadline - now));
+        if (waited < 0) {
+            *count = 0;
+            return waited;
+        }
+    }
+}
+
 /* ------------------------------------------------------------ the table */
 
 const opal_na_class_ops_t mca_na_btl_ops = {
@@ -256,6 +296,7 @@ const opal_na_class_ops_t mca_na_btl_ops = {
     .put = na_btl_put,
     .get = na_btl_get,
     .poll = btl_poll,
+    .poll_wait = btl_poll_wait,
     .cancel = na_btl_cancel,
 };
 

@@ -76,6 +76,13 @@ typedef struct na_ofi_addr_t {
     _Atomic int32_t refs;
     _Atomic bool failed;
     bool self;
+    /* Operations to this peer in the class's retry queue, and the drain
+     * pass that last found the provider without room for one (under the
+     * class lock): a peer's operations keep their order, and a peer the
+     * provider cannot reach (rxm connecting to a dead process) holds back
+     * nobody else's. */
+    uint32_t retry_queued;
+    uint64_t retry_blocked_pass;
     uint16_t addrlen;
     uint8_t addr[NA_OFI_ADDR_MAX];
 } na_ofi_addr_t;
@@ -193,8 +200,9 @@ typedef struct na_ofi_class_t {
     /* Expected receives posted, for failing them when their source dies
      * (a receive has no other way to learn it). */
     na_ofi_op_t *exp_head;
-    /* Operations the provider had no room for yet (FIFO). */
+    /* Operations the provider had no room for yet: FIFO per peer. */
     na_ofi_op_t *retry_head, *retry_tail;
+    uint64_t retry_pass;
     uint64_t dropped;
 } na_ofi_class_t;
 

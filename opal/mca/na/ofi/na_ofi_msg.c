@@ -130,9 +130,18 @@ ssize_t na_ofi_post(opal_na_class_t *cls, na_ofi_op_t *o)
     }
 }
 
+/* Whether o must wait behind operations already queued for its peer. */
+static bool peer_queued(const na_ofi_class_t *oc, const na_ofi_op_t *o)
+{
+    return NULL != o->addr ? 0 != o->addr->retry_queued : NULL != oc->retry_head;
+}
+
 static void enqueue(na_ofi_class_t *oc, na_ofi_op_t *o)
 {
     o->queued = true;
+    if (NULL != o->addr) {
+        o->addr->retry_queued++;
+    }
     o->retry_next = NULL;
     if (NULL == oc->retry_tail) {
         oc->retry_head = o;
@@ -145,7 +154,7 @@ static void enqueue(na_ofi_class_t *oc, na_ofi_op_t *o)
 ssize_t na_ofi_start(opal_na_class_t *cls, na_ofi_op_t *o)
 {
     na_ofi_class_t *oc = na_ofi_class(cls);
-    ssize_t rc = NULL == oc->retry_head ? na_ofi_post(cls, o) : -FI_EAGAIN;
+    ssize_t rc = !peer_queued(oc, o) ? na_ofi_post(cls, o) : -FI_EAGAIN;
     if (-FI_EAGAIN == rc) {
         /* The provider has no room now (rxm before its connection is
          * up, a full queue): posted again from progress. */
@@ -158,8 +167,20 @@ ssize_t na_ofi_start(opal_na_class_t *cls, na_ofi_op_t *o)
 void na_ofi_retry_drain(opal_na_class_t *cls)
 {
     na_ofi_class_t *oc = na_ofi_class(cls);
-    while (NULL != oc->retry_head) {
-        na_ofi_op_t *o = oc->retry_head;
+    if (NULL == oc->retry_head) {
+        return;
+    }
+    /* Once an operation to a peer finds no room, the peer's later ones
+     * wait for the next pass; other peers' go on. */
+    const uint64_t pass = ++oc->retry_pass;
+    na_ofi_op_t *prev = NULL, *o = oc->retry_head;
+    while (NULL != o) {
+        na_ofi_op_t *next = o->retry_next;
+        if (NULL != o->addr && pass == o->addr->retry_blocked_pass) {
+            prev = o;
+            o = next;
+            continue;
+        }
         bool canceled =
             OPAL_NA_OP_CANCELING == atomic_load_explicit(&o->super.state, memory_order_acquire);
         /* A receive whose peer failed meanwhile is not posted at all. */
@@ -167,11 +188,24 @@ void na_ofi_retry_drain(opal_na_class_t *cls)
         ssize_t rc = (canceled || failed) && NA_OFI_POST_RMA != o->post ? -FI_ECANCELED
                                                                         : na_ofi_post(cls, o);
         if (-FI_EAGAIN == rc) {
-            return;
+            if (NULL == o->addr) {
+                return;
+            }
+            o->addr->retry_blocked_pass = pass;
+            prev = o;
+            o = next;
+            continue;
         }
-        oc->retry_head = o->retry_next;
-        if (NULL == oc->retry_head) {
-            oc->retry_tail = NULL;
+        if (NULL == prev) {
+            oc->retry_head = next;
+        } else {
+            prev->retry_next = next;
+        }
+        if (oc->retry_tail == o) {
+            oc->retry_tail = prev;
+        }
+        if (NULL != o->addr) {
+            o->addr->retry_queued--;
         }
         o->queued = false;
         if (NA_OFI_POST_RMA == o->post) {
@@ -184,6 +218,7 @@ void na_ofi_retry_drain(opal_na_class_t *cls)
         } else if (0 != rc) {
             na_ofi_op_done(cls, o, failed ? o->rma_error : na_ofi_fi_error((int) -rc));
         }
+        o = next;
     }
 }
 
@@ -200,7 +235,7 @@ int na_ofi_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, con
     op_begin(ctx, o, a);
     o->post = NA_OFI_POST_SEND;
     OPAL_THREAD_LOCK(&oc->lock);
-    if (total <= oc->inject_size && NULL == oc->retry_head) {
+    if (total <= oc->inject_size && 0 == a->retry_queued) {
         size_t n = write_unexpected(oc, oc->scratch, sizeof(oc->scratch), buf, size, dest_id,
                                     ctx->id, tag);
         rc = fi_inject(oc->ofi.ep, oc->scratch, n, a->fi_addr);
@@ -403,7 +438,7 @@ int na_ofi_msg_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, const
     o->sbuf = buf;
     o->len = size;
     OPAL_THREAD_LOCK(&oc->lock);
-    if (size <= oc->inject_size && NULL == oc->retry_head) {
+    if (size <= oc->inject_size && 0 == a->retry_queued) {
         rc = fi_tinject(oc->ofi.ep, buf, size, a->fi_addr, o->fi_tag);
         if (0 == rc) {
             na_ofi_op_done(cls, o, OPAL_SUCCESS);

@@ -4,8 +4,14 @@
  * u64 size, u32 handle length, the serialized handle; the header carries
  * OPAL_RPC_HDR_F_BULK); the server pulls them into its own buffer and
  * dispatches as if they had come in the message. The user-visible API
- * does not change. The client's bytes live until the request is released
- * (after its completion), so a pull in progress never reads freed memory.
+ * does not change. The client's bytes live until the request completes.
+ *
+ * A one-way request has no reply to say the pull is over, so the server
+ * acknowledges such an input once it pulled it: an empty reply (status
+ * OPAL_SUCCESS) naming the request's id, or the error reply of a failed
+ * pull. The client keeps the request in flight (its id table, its
+ * deadline, its credit) until then; the ack completes it and lets the
+ * exposure go. The ack says the bytes arrived, not that the handler ran.
  */
 #include "opal/opal_config.h"
 
@@ -93,11 +99,43 @@ static void pull_free(rpc_pull_t *p)
     free(p);
 }
 
+/* Server: tells the sender of a one-way input by bulk that it was pulled
+ * (an empty reply), so that it may let the exposure go. */
+static void input_ack(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in, opal_na_addr_t *source)
+{
+    opal_rpc_hdr_t hdr = {.type = OPAL_RPC_HDR_REPLY,
+                          .opcode = in->opcode,
+                          .id = in->id,
+                          .src_ctx = ctx->idx,
+                          .dst_ctx = in->src_ctx};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (OPAL_SUCCESS ==
+        opal_rpc_base_build(&hdr, NULL, NULL, NULL, opal_rpc_base_limit(source), &buf, &len)) {
+        (void) opal_rpc_base_transmit(ctx, source, in->src_ctx, buf, len, NULL);
+    }
+}
+
+void opal_rpc_base_bulk_input_release(opal_rpc_request_t *req)
+{
+    opal_rpc_context_t *ctx = req->ctx;
+    (void) opal_bulk_free(req->in_bulk);
+    req->in_bulk = NULL;
+    free(req->in_bulk_buf);
+    req->in_bulk_buf = NULL;
+    opal_mutex_lock(&ctx->lock);
+    --ctx->stats.bulk_inputs_held;
+    opal_mutex_unlock(&ctx->lock);
+}
+
 static void pull_done(const opal_bulk_cb_info_t *info)
 {
     rpc_pull_t *p = info->arg;
     atomic_fetch_sub_explicit(&p->ctx->bulk_pending, 1, memory_order_relaxed);
     if (OPAL_SUCCESS == info->ret) {
+        if (0 != (p->hdr.flags & OPAL_RPC_HDR_F_ONEWAY)) {
+            input_ack(p->ctx, &p->hdr, p->source);
+        }
         opal_rpc_base_dispatch(p->ctx, &p->hdr, p->op, p->buf, p->size, p->source);
     } else {
         char why[160];

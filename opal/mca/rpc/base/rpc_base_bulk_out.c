@@ -29,6 +29,7 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
@@ -53,6 +54,10 @@ typedef struct rpc_out_pull_t {
     uint8_t *buf;
     size_t size;
     uint8_t server_ctx;
+    /* The rpc_bulk_pull_hold fault site kept the finished pull (its
+     * outcome in held_ret) until the request completes otherwise. */
+    bool held;
+    int held_ret;
 } rpc_out_pull_t;
 
 /* ------------------------------------------------------ rpc.h's calls */
@@ -78,10 +83,29 @@ int opal_rpc_bulk_transfer(opal_rpc_request_t *req, opal_bulk_op_type_t op, opal
     if (NULL == e->bulk || NULL == req->ctx->na_ctx) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    /* req->addr is the peer (NULL: this process, whose handles bulk
-     * copies between without the network). */
+    /* A bound handle names its owner (it may have come through others:
+     * a corpc's parent, a server that forwarded it); otherwise req->addr
+     * is the peer (NULL: this process, whose handles bulk copies between
+     * without the network). */
+    opal_na_addr_t *owner = opal_bulk_get_addr(remote);
+    if (NULL != owner) {
+        return opal_bulk_transfer(e->bulk, req->ctx->na_ctx, cb, arg, op, owner,
+                                  opal_bulk_get_context_id(remote), remote, remote_offset, local,
+                                  local_offset, size, op_out);
+    }
     return opal_bulk_transfer(e->bulk, req->ctx->na_ctx, cb, arg, op, req->addr, req->peer_ctx,
                               remote, remote_offset, local, local_offset, size, op_out);
+}
+
+int opal_rpc_bulk_bind(opal_rpc_context_t *ctx, opal_bulk_t *handle)
+{
+    if (NULL == ctx || NULL == handle) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (NULL == opal_rpc_engine.bulk || NULL == ctx->na_ctx) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    return opal_bulk_bind(handle, ctx->na_ctx);
 }
 
 /* ------------------------------------------------------------- server */
@@ -290,12 +314,13 @@ static void out_pull_free(rpc_out_pull_t *p)
     free(p);
 }
 
-static void out_pull_done(const opal_bulk_cb_info_t *info)
+/* The pull of p ended with ret: completes its request unless something
+ * else did (then the data is dropped and counted), and releases. */
+static void out_pull_finish(rpc_out_pull_t *p, int ret)
 {
-    rpc_out_pull_t *p = info->arg;
     opal_rpc_request_t *req = p->req;
     opal_rpc_context_t *ctx = req->ctx;
-    int status = info->ret;
+    int status = ret;
     char *reason = NULL;
     req->out_pull = NULL;
     opal_mutex_lock(&ctx->lock);
@@ -310,9 +335,9 @@ static void out_pull_done(const opal_bulk_cb_info_t *info)
     }
     if (live && OPAL_SUCCESS != status) {
         char why[192];
-        if (OPAL_SUCCESS != info->ret) {
+        if (OPAL_SUCCESS != ret) {
             snprintf(why, sizeof(why), "pulling the %zu-byte output of opcode 0x%08x failed: %s",
-                     p->size, req->opcode, opal_strerror(info->ret));
+                     p->size, req->opcode, opal_strerror(ret));
         } else {
             snprintf(why, sizeof(why),
                      "output of opcode 0x%08x (%zu bytes, by bulk) does not decode as %s",
@@ -320,7 +345,7 @@ static void out_pull_done(const opal_bulk_cb_info_t *info)
         }
         reason = strdup(why);
     }
-    if (!opal_rpc_base_complete(req, status, reason) && OPAL_ERR_CANCELED != info->ret) {
+    if (!opal_rpc_base_complete(req, status, reason) && OPAL_ERR_CANCELED != ret) {
         opal_mutex_lock(&ctx->lock);
         ++ctx->stats.late_replies;
         opal_mutex_unlock(&ctx->lock);
@@ -329,6 +354,21 @@ static void out_pull_done(const opal_bulk_cb_info_t *info)
     atomic_fetch_sub_explicit(&ctx->bulk_pending, 1, memory_order_relaxed);
     out_pull_free(p);
     opal_rpc_req_decref(req);
+}
+
+static void out_pull_done(const opal_bulk_cb_info_t *info)
+{
+    rpc_out_pull_t *p = info->arg;
+    if (OPAL_SUCCESS == info->ret && OPAL_FAULT(rpc_bulk_pull_hold)) {
+        /* As if the bytes were still coming: the timeout, an abort or the
+         * peer's failure ends it (opal_rpc_base_bulk_output_cancel). The
+         * transfer is over: its op is not to be canceled any more. */
+        p->held = true;
+        p->held_ret = info->ret;
+        p->op = NULL;
+        return;
+    }
+    out_pull_finish(p, info->ret);
 }
 
 int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *req,
@@ -406,7 +446,10 @@ fail:
 void opal_rpc_base_bulk_output_cancel(opal_rpc_request_t *req)
 {
     rpc_out_pull_t *p = req->out_pull;
-    if (NULL != p && NULL != p->op) {
+    if (NULL != p && p->held) {
+        /* The data that came meanwhile is late now. */
+        out_pull_finish(p, p->held_ret);
+    } else if (NULL != p && NULL != p->op) {
         (void) opal_bulk_cancel(p->op);
     }
 }

@@ -14,6 +14,7 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
@@ -24,6 +25,16 @@ typedef struct rpc_recv_slot_t {
     opal_na_op_id_t *op;
     bool posted;
 } rpc_recv_slot_t;
+
+/* A reply the rpc_reply_delay fault site holds. */
+typedef struct rpc_delayed_t {
+    struct rpc_delayed_t *next;
+    uint64_t due_ns;
+    opal_na_addr_t *addr; /* a reference; NULL: this process */
+    uint8_t ctx_idx;
+    uint8_t *buf;
+    size_t len;
+} rpc_delayed_t;
 
 typedef struct rpc_send_t {
     opal_rpc_context_t *ctx;
@@ -89,7 +100,7 @@ static void send_done(const opal_na_cb_info_t *info)
             char why[96];
             snprintf(why, sizeof(why), "sending the request failed: %s", opal_strerror(info->ret));
             (void) opal_rpc_base_complete(req, info->ret, strdup(why));
-        } else if (0 != (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+        } else if (!req->expects_reply) {
             (void) opal_rpc_base_complete(req, OPAL_SUCCESS, NULL);
         }
         opal_rpc_req_decref(req);
@@ -129,12 +140,13 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
             dst->in_tail->next = m;
         }
         dst->in_tail = m;
+        atomic_store_explicit(&dst->in_ready, true, memory_order_relaxed);
         if (dst->waiting) {
             opal_condition_signal(&dst->cond);
         }
         opal_mutex_unlock(&dst->lock);
         opal_mutex_unlock(&e->lock);
-        if (NULL != req && 0 != (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+        if (NULL != req && !req->expects_reply) {
             (void) opal_rpc_base_complete(req, OPAL_SUCCESS, NULL);
         }
         return OPAL_SUCCESS;
@@ -199,12 +211,74 @@ void opal_rpc_base_error_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in
     }
 }
 
+int opal_rpc_base_delay_reply(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_t ctx_idx,
+                              uint8_t *buf, size_t len, uint64_t ms)
+{
+    rpc_delayed_t *d = calloc(1, sizeof(*d));
+    if (NULL == d ||
+        (NULL != addr && OPAL_SUCCESS != opal_na_addr_dup(opal_rpc_engine.na, addr, &d->addr))) {
+        free(d);
+        free(buf);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    d->due_ns = opal_timer_ns() + ms * 1000000;
+    d->ctx_idx = ctx_idx;
+    d->buf = buf;
+    d->len = len;
+    opal_mutex_lock(&ctx->lock);
+    rpc_delayed_t **pp = &ctx->delayed;
+    while (NULL != *pp) {
+        pp = &(*pp)->next;
+    }
+    *pp = d;
+    opal_mutex_unlock(&ctx->lock);
+    opal_rpc_base_wake(ctx);
+    return OPAL_SUCCESS;
+}
+
+unsigned int opal_rpc_base_delayed_flush(opal_rpc_context_t *ctx, bool all)
+{
+    rpc_delayed_t *due = NULL, **tail = &due;
+    uint64_t now = opal_timer_ns(), next = UINT64_MAX;
+    opal_mutex_lock(&ctx->lock);
+    rpc_delayed_t **pp = &ctx->delayed;
+    while (NULL != *pp) {
+        rpc_delayed_t *d = *pp;
+        if (all || d->due_ns <= now) {
+            *pp = d->next;
+            d->next = NULL;
+            *tail = d;
+            tail = &d->next;
+        } else {
+            next = d->due_ns < next ? d->due_ns : next;
+            pp = &d->next;
+        }
+    }
+    opal_mutex_unlock(&ctx->lock);
+    while (NULL != due) {
+        rpc_delayed_t *d = due;
+        due = d->next;
+        (void) opal_rpc_base_transmit(ctx, d->addr, d->ctx_idx, d->buf, d->len, NULL);
+        opal_rpc_addr_free(d->addr);
+        free(d);
+    }
+    if (UINT64_MAX == next) {
+        return UINT32_MAX;
+    }
+    uint64_t ms = (next - now + 999999) / 1000000;
+    return ms > UINT32_MAX ? UINT32_MAX : (unsigned int) ms;
+}
+
 static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
                             const uint8_t *payload, opal_na_addr_t *source)
 {
     const opal_rpc_op_t *op = NULL;
     bool oneway = 0 != (hdr->flags & OPAL_RPC_HDR_F_ONEWAY);
     char why[256];
+    if (OPAL_RPC_OPCODE_BASE(hdr->opcode) < OPAL_RPC_BASE_RESERVED &&
+        OPAL_FAULT(rpc_request_drop)) {
+        goto drop;
+    }
     int rc = opal_rpc_base_proto_lookup(hdr->opcode, &op, why, sizeof(why));
     if (OPAL_SUCCESS == rc && oneway != (0 != (op->flags & OPAL_RPC_OP_ONEWAY))) {
         snprintf(why, sizeof(why), "opcode 0x%08x is %sone-way here", hdr->opcode,
@@ -212,7 +286,8 @@ static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         rc = OPAL_ERR_PROTOCOL;
     }
     if (OPAL_SUCCESS != rc) {
-        if (!oneway) {
+        /* A one-way input by bulk is acknowledged: its sender waits. */
+        if (!oneway || 0 != (hdr->flags & OPAL_RPC_HDR_F_BULK)) {
             size_t n = strlen(why);
             snprintf(why + n, sizeof(why) - n, " at context %u", ctx->idx);
             opal_rpc_base_error_reply(ctx, hdr, source, rc, why);
@@ -278,7 +353,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     bool oneway = 0 != (hdr->flags & OPAL_RPC_HDR_F_ONEWAY);
     char why[256], name[128];
     int rc = OPAL_SUCCESS;
-    opal_rpc_request_t *req = calloc(1, sizeof(*req));
+    opal_rpc_request_t *req = opal_rpc_base_req_alloc(op);
     if (NULL == req) {
         opal_rpc_addr_free(source);
         return;
@@ -289,16 +364,10 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     req->server = true;
     req->ctx = ctx;
     req->opcode = hdr->opcode;
-    req->op = op;
     req->addr = source;
     req->peer_ctx = hdr->src_ctx;
     req->id = hdr->id;
     req->timer.slot = OPAL_RPC_TIMER_NONE;
-    if ((NULL != op->in && NULL == (req->input = malloc(op->in->struct_size))) ||
-        (NULL != op->out && NULL == (req->output = calloc(1, op->out->struct_size)))) {
-        opal_rpc_req_decref(req);
-        return;
-    }
     if (NULL != op->in) {
         rc = opal_rpc_codec_decode_with(op->in, opal_rpc_engine.bulk, payload, len, req->input);
         req->input_decoded = OPAL_SUCCESS == rc;
@@ -366,7 +435,9 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
             free(reason);
             reason = strdup("an error reply whose reason does not decode");
         }
-    } else if (NULL != req->op->out && !req->output_decoded) {
+    } else if (NULL != req->op->out && !req->output_decoded &&
+               0 == (req->op->flags & OPAL_RPC_OP_ONEWAY)) {
+        /* (A one-way request's ack carries nothing.) */
         int rc = opal_rpc_codec_decode_with(req->op->out, opal_rpc_engine.bulk, payload,
                                             hdr->payload_len, req->output);
         req->output_decoded = OPAL_SUCCESS == rc;
@@ -446,10 +517,14 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
 static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms, bool timers)
 {
     unsigned int events = 0;
-    opal_mutex_lock(&ctx->lock);
-    rpc_msg_t *m = ctx->in_head;
-    ctx->in_head = ctx->in_tail = NULL;
-    opal_mutex_unlock(&ctx->lock);
+    rpc_msg_t *m = NULL;
+    if (atomic_load_explicit(&ctx->in_ready, memory_order_relaxed)) {
+        opal_mutex_lock(&ctx->lock);
+        m = ctx->in_head;
+        ctx->in_head = ctx->in_tail = NULL;
+        atomic_store_explicit(&ctx->in_ready, false, memory_order_relaxed);
+        opal_mutex_unlock(&ctx->lock);
+    }
     while (NULL != m) {
         rpc_msg_t *next = m->next;
         opal_rpc_base_deliver(ctx, m->data, m->len, NULL);
@@ -472,16 +547,30 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     if (timers) {
         *next_ms = opal_rpc_base_expire(ctx);
         opal_rpc_base_bulk_held_expire(ctx);
+#if OPAL_ENABLE_FAULT_INJECTION
+        /* After the deadlines: a reply held past one arrives late. */
+        if (atomic_load_explicit(&opal_fault_active, memory_order_relaxed)) {
+            unsigned int ms = opal_rpc_base_delayed_flush(ctx, false);
+            *next_ms = ms < *next_ms ? ms : *next_ms;
+        }
+#endif
     }
-    opal_mutex_lock(&ctx->lock);
-    opal_rpc_request_t *done = ctx->done_head;
-    ctx->done_head = ctx->done_tail = NULL;
-    opal_mutex_unlock(&ctx->lock);
+    opal_rpc_request_t *done = NULL;
+    if (atomic_load_explicit(&ctx->done_ready, memory_order_relaxed)) {
+        opal_mutex_lock(&ctx->lock);
+        done = ctx->done_head;
+        ctx->done_head = ctx->done_tail = NULL;
+        atomic_store_explicit(&ctx->done_ready, false, memory_order_relaxed);
+        opal_mutex_unlock(&ctx->lock);
+    }
     while (NULL != done) {
         opal_rpc_request_t *next = done->next;
         if (NULL != done->out_pull) {
             /* Completed otherwise while its output was pulled. */
             opal_rpc_base_bulk_output_cancel(done);
+        }
+        if (NULL != done->in_bulk) {
+            opal_rpc_base_bulk_input_release(done);
         }
         if (NULL != done->cb) {
             done->cb(done, done->status, done->cb_arg);
@@ -705,6 +794,8 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
         return OPAL_ERR_RESOURCE_BUSY;
     }
     opal_rpc_base_bulk_held_drop(ctx, NULL, true);
+    /* Replies still held by the rpc_reply_delay site leave now. */
+    (void) opal_rpc_base_delayed_flush(ctx, true);
     if (NULL != ctx->na_ctx) {
         na_drain(ctx);
         (void) opal_na_context_destroy(e->na, ctx->na_ctx);

@@ -69,12 +69,17 @@ struct corpc_node_t {
     void *acc; /* the aggregate so far (a decoded output struct) */
     uint32_t *failed;
     uint32_t nfailed, failed_cap;
+    /* The root of a corpc a process outside the tree asked for (its
+     * request is the parent): the input with the members known dead
+     * here left out too. */
+    rpc_corpc_in_t relay_in;
 };
 
 struct opal_rpc_corpc_t {
     opal_rpc_context_t *ctx;
     opal_rpc_group_t *group;
     const opal_rpc_op_t *op;
+    bool remote; /* rooted at another process (opal_rpc_corpc_create_at) */
     rpc_corpc_in_t in;
     void *input;
     void *output;
@@ -110,6 +115,11 @@ int opal_rpc_corpc_register(uint32_t opcode, opal_rpc_corpc_aggregate_t aggregat
         return OPAL_ERR_NOT_INITIALIZED;
     }
     if (NULL == aggregate) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (OPAL_RPC_CORPC_BASE == OPAL_RPC_OPCODE_BASE(opcode)) {
+        /* corpc's own operations keep their aggregation. */
+        opal_output(0, "rpc: corpc register: opcode 0x%08x is the engine's own", opcode);
         return OPAL_ERR_BAD_PARAM;
     }
     if (OPAL_SUCCESS != opal_rpc_base_proto_lookup(opcode, &op, why, sizeof(why))) {
@@ -287,6 +297,7 @@ static void node_free(corpc_node_t *n)
     free(n->failed);
     free(n->members);
     free(n->children);
+    free(n->relay_in.excluded.elems);
     free(n);
 }
 
@@ -426,8 +437,10 @@ static int run_local(corpc_node_t *n)
         return rc;
     }
     if (NULL != n->op->in) {
-        rc = opal_rpc_codec_decode(n->op->in, n->in->input.buf, n->in->input.len,
-                                   opal_rpc_req_input(req));
+        /* BULK fields with the engine's class: a handle the root bound
+         * reaches every member with the root's address in it. */
+        rc = opal_rpc_codec_decode_with(n->op->in, opal_rpc_engine.bulk, n->in->input.buf,
+                                        n->in->input.len, opal_rpc_req_input(req));
         if (OPAL_SUCCESS != rc) {
             opal_output(0, "rpc: corpc over group '%s': the input of opcode 0x%08x is malformed",
                         n->group->name, n->in->opcode);
@@ -534,6 +547,47 @@ static int node_members(corpc_node_t *n, uint32_t self)
     return UINT32_MAX == n->me || UINT32_MAX == n->root_idx ? OPAL_ERR_NOT_FOUND : OPAL_SUCCESS;
 }
 
+/* Appends to in's exclusions (room for the group's size) the members of
+ * group known dead, but the root and those excluded already. */
+static void exclude_dead(rpc_corpc_in_t *in, opal_rpc_group_t *group)
+{
+    uint32_t given = in->excluded.count;
+    for (uint32_t r = 0; r < group->size; ++r) {
+        opal_rpc_member_state_t s;
+        bool excluded = false;
+        for (uint32_t i = 0; i < given; ++i) {
+            excluded |= in->excluded.elems[i] == r;
+        }
+        if (!excluded && r != in->root &&
+            OPAL_SUCCESS == opal_rpc_group_member_state(group, r, &s) &&
+            OPAL_RPC_MEMBER_DEAD == s) {
+            in->excluded.elems[in->excluded.count++] = r;
+        }
+    }
+}
+
+/* A forward whose root is this rank came from outside the tree (a client
+ * that named this rank the root, opal_rpc_corpc_create_at): as at a root
+ * here, the members known dead are left out and reported failed. */
+static int relay_root(corpc_node_t *n, opal_rpc_group_t *group)
+{
+    n->relay_in = *n->in;
+    /* The given exclusions (a peer's: they may repeat a rank) and at most
+     * every other rank dead. */
+    n->relay_in.excluded.elems =
+        malloc(((size_t) n->in->excluded.count + group->size + 1) * sizeof(uint32_t));
+    if (NULL == n->relay_in.excluded.elems) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (n->in->excluded.count > 0) {
+        memcpy(n->relay_in.excluded.elems, n->in->excluded.elems,
+               n->in->excluded.count * sizeof(uint32_t));
+    }
+    exclude_dead(&n->relay_in, group);
+    n->in = &n->relay_in;
+    return OPAL_SUCCESS;
+}
+
 /* The forward's handler (inline: it only sends). */
 static void forward_handler(opal_rpc_request_t *req)
 {
@@ -575,10 +629,17 @@ static void forward_handler(opal_rpc_request_t *req)
                  in->opcode);
         goto refuse;
     }
+    if (self == in->root && OPAL_SUCCESS != (rc = relay_root(n, group))) {
+        snprintf(why, sizeof(why), "corpc: no memory for the root's input");
+        goto refuse;
+    }
     if (OPAL_SUCCESS != (rc = node_members(n, self))) {
         snprintf(why, sizeof(why), "corpc: this rank (%u) or the root (%u) is excluded", self,
                  in->root);
         goto refuse;
+    }
+    for (uint32_t i = in->excluded.count; i < n->in->excluded.count; ++i) {
+        (void) add_failed(n, n->in->excluded.elems[i]);
     }
     opal_rpc_req_addref(req);
     n->parent = req;
@@ -597,6 +658,10 @@ static const opal_rpc_op_t corpc_ops[] = {
      .in = &rpc_corpc_in_codec,
      .out = &rpc_corpc_out_codec,
      .flags = OPAL_RPC_OP_INLINE},
+    {.handler = opal_rpc_base_group_create_handler,
+     .in = &rpc_group_create_in_codec,
+     .out = &rpc_group_create_out_codec,
+     .flags = OPAL_RPC_OP_INLINE},
 };
 
 int opal_rpc_base_corpc_init(void)
@@ -604,11 +669,17 @@ int opal_rpc_base_corpc_init(void)
     static const opal_rpc_proto_t proto = {.name = "corpc",
                                            .base = OPAL_RPC_CORPC_BASE,
                                            .version = OPAL_RPC_CORPC_VERSION,
-                                           .count = 1,
+                                           .count = 2,
                                            .ops = corpc_ops};
     OBJ_CONSTRUCT(&agg_lock, opal_mutex_t);
-    aggs = NULL;
-    agg_count = 0;
+    /* The engine's own collective operations aggregate as the users'. */
+    aggs = malloc(sizeof(*aggs));
+    if (NULL == aggs) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    aggs[0] = (corpc_agg_t){.opcode = OPAL_RPC_GROUP_CREATE_OPCODE,
+                            .aggregate = opal_rpc_base_group_create_aggregate};
+    agg_count = 1;
     return opal_rpc_base_proto_add_reserved(&proto);
 }
 
@@ -622,26 +693,36 @@ void opal_rpc_base_corpc_fini(void)
 
 /* ------------------------------------------------------- the root's */
 
-int opal_rpc_corpc_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint32_t opcode,
-                          const opal_rpc_corpc_opts_t *opts, opal_rpc_corpc_t **cop)
+/* A corpc rooted here (remote false: root is this process's rank) or at
+ * the member root that this process asks to run it (remote true). */
+static int corpc_new(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint32_t opcode,
+                     const opal_rpc_corpc_opts_t *opts, bool remote, uint32_t root,
+                     opal_rpc_corpc_t **cop)
 {
     static const opal_rpc_corpc_opts_t defaults = {0};
     const opal_rpc_op_t *op = NULL;
     corpc_agg_t agg;
-    char why[256];
-    uint32_t self;
+    char why[256] = "";
+    uint32_t self = root;
     if (NULL == ctx || NULL == group || NULL == cop) {
         return OPAL_ERR_BAD_PARAM;
     }
     if (NULL == opts) {
         opts = &defaults;
     }
-    if (OPAL_SUCCESS != opal_rpc_group_rank(group, &self)) {
+    if (!remote && OPAL_SUCCESS != opal_rpc_group_rank(group, &self)) {
         opal_output(0, "rpc: corpc over group '%s': this process is not a member", group->name);
         return OPAL_ERR_BAD_PARAM;
     }
+    if (remote && root >= group->size) {
+        opal_output(0, "rpc: corpc over group '%s': root %u is not one of its %u ranks",
+                    group->name, root, group->size);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    /* The aggregation runs at the members: a process that only asks a
+     * root needs the opcode's codecs, not its aggregation. */
     if (OPAL_SUCCESS != opal_rpc_base_proto_lookup(opcode, &op, why, sizeof(why)) ||
-        !agg_find(opcode, &agg)) {
+        (!remote && !agg_find(opcode, &agg)) || NULL == op->out) {
         opal_output(0, "rpc: corpc: opcode 0x%08x is not registered for corpc (%s)", opcode,
                     '\0' == why[0] ? "opal_rpc_corpc_register" : why);
         return OPAL_ERR_NOT_FOUND;
@@ -672,6 +753,7 @@ int opal_rpc_corpc_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint
     co->ctx = ctx;
     co->group = group;
     co->op = op;
+    co->remote = remote;
     co->in.group = group->name;
     co->in.root = self;
     co->in.opcode = opcode;
@@ -709,6 +791,101 @@ int opal_rpc_corpc_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint
     return OPAL_SUCCESS;
 }
 
+int opal_rpc_corpc_create(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint32_t opcode,
+                          const opal_rpc_corpc_opts_t *opts, opal_rpc_corpc_t **cop)
+{
+    return corpc_new(ctx, group, opcode, opts, false, 0, cop);
+}
+
+int opal_rpc_corpc_create_at(opal_rpc_context_t *ctx, opal_rpc_group_t *group, uint32_t root,
+                             uint32_t opcode, const opal_rpc_corpc_opts_t *opts,
+                             opal_rpc_corpc_t **cop)
+{
+    return corpc_new(ctx, group, opcode, opts, true, root, cop);
+}
+
+/* The root's answer to a corpc this process asked it for. */
+static void remote_done(opal_rpc_request_t *req, int status, void *arg)
+{
+    opal_rpc_corpc_t *co = arg;
+    const rpc_corpc_out_t *out = opal_rpc_req_output(req);
+    if (OPAL_SUCCESS != status) {
+        opal_output_verbose(
+            1, opal_rpc_base_output, "rpc: corpc over group '%s' through rank %u: %s%s%s",
+            co->group->name, co->in.root, opal_strerror(status),
+            NULL == opal_rpc_req_error_reason(req) ? "" : ": ",
+            NULL == opal_rpc_req_error_reason(req) ? "" : opal_rpc_req_error_reason(req));
+    } else {
+        bool bad = !out->has_output && 0 == out->failed.count;
+        for (uint32_t i = 0; i < out->failed.count; ++i) {
+            bad |= out->failed.elems[i] >= co->group->size;
+        }
+        if (!bad && out->failed.count > 0) {
+            co->failed = malloc(out->failed.count * sizeof(uint32_t));
+            bad = NULL == co->failed;
+            if (!bad) {
+                memcpy(co->failed, out->failed.elems, out->failed.count * sizeof(uint32_t));
+                co->nfailed = out->failed.count;
+            }
+        }
+        if (!bad && out->has_output) {
+            co->output = calloc(1, co->op->out->struct_size);
+            if (NULL == co->output ||
+                OPAL_SUCCESS != opal_rpc_codec_decode_with(co->op->out, opal_rpc_engine.bulk,
+                                                           out->output.buf, out->output.len,
+                                                           co->output)) {
+                free(co->output);
+                co->output = NULL;
+                bad = true;
+            }
+        }
+        if (bad) {
+            opal_output(0, "rpc: corpc over group '%s': root %u replied a malformed aggregate",
+                        co->group->name, co->in.root);
+            status = OPAL_ERR_PROTOCOL;
+        } else {
+            status = 0 == co->nfailed ? OPAL_SUCCESS : OPAL_ERR_PEER_FAILED;
+        }
+    }
+    atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_release);
+    co->cb(co, status, co->arg);
+}
+
+/* Sends the forward to the root named, as if this process were its
+ * parent: the root's node replies with the aggregate. */
+static int send_remote(opal_rpc_corpc_t *co, opal_rpc_corpc_cb_t cb, void *arg)
+{
+    opal_rpc_endpoint_t ep;
+    opal_rpc_request_t *req = NULL;
+    co->in.version = opal_rpc_group_version(co->group);
+    int rc = NULL == co->op->in ? OPAL_SUCCESS : encode(co->op->in, co->input, &co->in.input);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_group_endpoint(co->group, co->in.root, opal_rpc_context_idx(co->ctx), &ep);
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_req_create(co->ctx, &ep, OPAL_RPC_CORPC_OPCODE, &req);
+    }
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    /* The root keeps a share of the time for itself, as every parent
+     * does for its children: its answer comes before this one's timeout. */
+    rpc_corpc_in_t *in = opal_rpc_req_input(req);
+    *in = co->in;
+    in->budget = co->in.budget * 3 / 4;
+    (void) opal_rpc_req_set_timeout(req, co->in.budget);
+    co->cb = cb;
+    co->arg = arg;
+    co->sent = true;
+    atomic_fetch_add_explicit(&live_nodes, 1, memory_order_relaxed);
+    rc = opal_rpc_req_send(req, remote_done, co);
+    if (OPAL_SUCCESS != rc) {
+        atomic_fetch_sub_explicit(&live_nodes, 1, memory_order_relaxed);
+        co->sent = false;
+    }
+    return rc;
+}
+
 void *opal_rpc_corpc_input(opal_rpc_corpc_t *co)
 {
     return co->input;
@@ -736,20 +913,13 @@ int opal_rpc_corpc_send(opal_rpc_corpc_t *co, opal_rpc_corpc_cb_t cb, void *arg)
     if (NULL == n) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    if (co->remote) {
+        free(n);
+        return send_remote(co, cb, arg);
+    }
     /* The members known dead now are left out and reported failed. */
     uint32_t dead_from = co->in.excluded.count;
-    for (uint32_t r = 0; r < co->group->size; ++r) {
-        opal_rpc_member_state_t s;
-        bool excluded = false;
-        for (uint32_t i = 0; i < dead_from; ++i) {
-            excluded |= co->in.excluded.elems[i] == r;
-        }
-        if (!excluded && r != co->in.root &&
-            OPAL_SUCCESS == opal_rpc_group_member_state(co->group, r, &s) &&
-            OPAL_RPC_MEMBER_DEAD == s) {
-            co->in.excluded.elems[co->in.excluded.count++] = r;
-        }
-    }
+    exclude_dead(&co->in, co->group);
     co->in.version = opal_rpc_group_version(co->group);
     int rc = NULL == co->op->in ? OPAL_SUCCESS : encode(co->op->in, co->input, &co->in.input);
     if (OPAL_SUCCESS != rc) {

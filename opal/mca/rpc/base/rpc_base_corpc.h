@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opal/mca/rpc/rpc.h"
 #include "opal/mca/rpc/rpc_codec.h"
 
 /* The engine's reserved protocol base for corpc (the query is 0xff). */
@@ -43,6 +44,32 @@ OPAL_RPC_STRUCT(rpc_corpc_in, RPC_CORPC_IN_FIELDS);
     X(bool, has_output, VAR)                                                                       \
     X(opal_rpc_iov_t, output, IOV)
 OPAL_RPC_STRUCT(rpc_corpc_out, RPC_CORPC_OUT_FIELDS);
+
+/* The engine's own corpc operations (the same protocol, after the
+ * forward): a subgroup created collectively (rpc_base_group_coll.c). */
+#define OPAL_RPC_GROUP_CREATE_OPCODE OPAL_RPC_OPCODE(OPAL_RPC_CORPC_BASE, OPAL_RPC_CORPC_VERSION, 1)
+
+/* A subgroup's name and primary ranks: each member creates it under that
+ * name (drop: each listed rank destroys it again, the creation's undo). */
+#define RPC_GROUP_CREATE_IN_FIELDS(X)                                                              \
+    X(char *, name, STRING)                                                                        \
+    X(uint32_t, ranks, ARRAY_VAR)                                                                  \
+    X(bool, drop, VAR)
+OPAL_RPC_STRUCT(rpc_group_create_in, RPC_GROUP_CREATE_IN_FIELDS);
+
+/* The primary ranks that created (or dropped) it, those that refused (the
+ * name in use there), and the version they created it with (versions_differ
+ * when two members' differ). */
+#define RPC_GROUP_CREATE_OUT_FIELDS(X)                                                             \
+    X(uint32_t, created, ARRAY_VAR)                                                                \
+    X(uint32_t, refused, ARRAY_VAR)                                                                \
+    X(uint64_t, version, VAR)                                                                      \
+    X(bool, versions_differ, VAR)
+OPAL_RPC_STRUCT(rpc_group_create_out, RPC_GROUP_CREATE_OUT_FIELDS);
+
+/* The handler and aggregation of OPAL_RPC_GROUP_CREATE_OPCODE. */
+void opal_rpc_base_group_create_handler(opal_rpc_request_t *req);
+int opal_rpc_base_group_create_aggregate(void *out, const void *child_out, void *arg);
 
 /* OPAL_SUCCESS when in can be a corpc of a group of group_size ranks
  * (root and exclusions in range, the root not excluded, a tree name, a

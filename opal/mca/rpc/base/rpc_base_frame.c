@@ -59,6 +59,9 @@ static int rpc_base_register(mca_base_register_flag_t flags)
     }
     int rc = opal_rpc_base_tree_register();
     if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_base_selftest_register();
+    }
+    if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_base_iv_register();
     }
     if (OPAL_SUCCESS != rc) {
@@ -157,9 +160,12 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
                             opal_strerror(rc));
     }
     e->refcount = 1;
-    /* Collective RPC's protocol, the group registry and, in a job, this
-     * rank's URI in the modex (rpc_group.h). */
+    /* Collective RPC's protocol, the self-test's (rpc_selftest.h), IV's (rpc_iv.h), the group
+     * registry and, in a job, this rank's URI in the modex (rpc_group.h). */
     rc = opal_rpc_base_corpc_init();
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_base_selftest_init();
+    }
     if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_base_iv_init();
     }

@@ -65,6 +65,10 @@ int opal_rpc_base_tree_register(void);
 int opal_rpc_base_group_init(void);
 void opal_rpc_base_group_fini(void);
 int opal_rpc_base_corpc_init(void);
+/* The self-test protocol (rpc_base_selftest.c): its variable, and its
+ * registration at opal_rpc_init. */
+int opal_rpc_base_selftest_register(void);
+int opal_rpc_base_selftest_init(void);
 void opal_rpc_base_corpc_fini(void);
 
 opal_rpc_group_t *opal_rpc_base_group_alloc(const char *name, rpc_group_kind_t kind, uint32_t size);

@@ -105,6 +105,9 @@ struct opal_rpc_request_t {
      * server by a read-only bulk handle until the request is released. */
     opal_bulk_t *in_bulk;
     uint8_t *in_bulk_buf;
+    /* Client: a reply (or, one-way by bulk, the server's ack that it
+     * pulled the input) completes the request; set before it is sent. */
+    bool expects_reply;
     /* The encoded request while it waits for a credit. */
     uint8_t *pending_buf;
     size_t pending_len;
@@ -132,6 +135,12 @@ struct opal_rpc_context_t {
     opal_rpc_timer_heap_t timers;
     rpc_msg_t *in_head, *in_tail; /* loopback deliveries */
     opal_rpc_request_t *done_head, *done_tail;
+    /* Hints that in_head / done_head may not be empty: set under lock by
+     * whoever appends, cleared under lock by progress, read without it so
+     * that an idle round takes no lock (an append seen late is seen by the
+     * next round). */
+    atomic_bool in_ready;
+    atomic_bool done_ready;
     rpc_target_t *targets;
     struct rpc_recv_slot_t *slots;
     int slot_count;
@@ -147,6 +156,8 @@ struct opal_rpc_context_t {
     /* Bulk transfers in flight on na_ctx (input and output pulls): the
      * na context outlives them. */
     _Atomic int bulk_pending;
+    /* Replies the rpc_reply_delay fault site holds (under lock). */
+    struct rpc_delayed_t *delayed;
 };
 
 /* The engine's own protocol (rpc_base_proto.c): index 0 is the protocol
@@ -155,6 +166,11 @@ struct opal_rpc_context_t {
 #define OPAL_RPC_RELEASE_OPCODE  OPAL_RPC_OPCODE(0xffu, 1, 1)
 #define RPC_RELEASE_IN_FIELDS(X) X(uint64_t, id, VAR)
 OPAL_RPC_STRUCT(rpc_release_in, RPC_RELEASE_IN_FIELDS);
+
+/* A zeroed request for op with its input and output structs in the same
+ * block (req->input / req->output point into it; NULL without a codec);
+ * opal_rpc_base_req_destroy frees it. NULL when out of memory. */
+opal_rpc_request_t *opal_rpc_base_req_alloc(const opal_rpc_op_t *op);
 
 /* Encodes header + args into a malloc'd buffer: OPAL_SUCCESS, or
  * OPAL_ERR_VALUE_OUT_OF_BOUNDS past limit bytes. */
@@ -185,6 +201,9 @@ OPAL_DECLSPEC void opal_rpc_base_bulk_held_drop(opal_rpc_context_t *ctx, opal_na
                                                 bool all);
 /* Server: lets go of the outputs held past rpc_base_timeout. */
 OPAL_DECLSPEC void opal_rpc_base_bulk_held_expire(opal_rpc_context_t *ctx);
+/* Client: lets go of the input req exposed by bulk (its completion came).
+ * Progress thread. */
+OPAL_DECLSPEC void opal_rpc_base_bulk_input_release(opal_rpc_request_t *req);
 /* The release operation's handler. */
 OPAL_DECLSPEC void opal_rpc_base_bulk_release_handler(opal_rpc_request_t *req);
 /* Client: starts pulling the output a reply's bulk payload describes
@@ -209,6 +228,13 @@ OPAL_DECLSPEC void opal_rpc_base_error_reply(opal_rpc_context_t *ctx, const opal
 OPAL_DECLSPEC int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
                                          uint8_t ctx_idx, uint8_t *buf, size_t len,
                                          opal_rpc_request_t *req);
+/* The rpc_reply_delay fault site: holds a reply (buf taken) to (addr,
+ * ctx_idx) for ms milliseconds; the context's progress sends it then. */
+OPAL_DECLSPEC int opal_rpc_base_delay_reply(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
+                                            uint8_t ctx_idx, uint8_t *buf, size_t len, uint64_t ms);
+/* Sends the held replies that are due; the ms until the next one
+ * (UINT32_MAX: none). With all, sends every one at once (the context's end). */
+OPAL_DECLSPEC unsigned int opal_rpc_base_delayed_flush(opal_rpc_context_t *ctx, bool all);
 /* Releases a request whose last reference went. */
 OPAL_DECLSPEC void opal_rpc_base_req_destroy(opal_rpc_request_t *req);
 /* Handles one message received by ctx (source: a reference the callee

@@ -38,9 +38,14 @@ MCA_BASE_FRAMEWORK_DECLARE(opal, sched,
                            OPAL_SCHED_API_MAJOR, OPAL_SCHED_API_MINOR, NULL, NULL, NULL,
                            mca_sched_base_static_components, 0);
 
+opal_atomic_size_t mca_sched_base_busy = 0;
+
 /* Progress callback: each scheduler's ready work. */
 static int sched_base_progress(void)
 {
+    if (0 == atomic_load_explicit(&mca_sched_base_busy, memory_order_relaxed)) {
+        return 0;
+    }
     int n = 0;
     opal_mutex_lock(&sched_base_list_lock);
     /* Through void *: a scheduler is more aligned than its list item

@@ -78,6 +78,11 @@ struct opal_sched_t {
 #define SCHED_LOCK(s)   OPAL_THREAD_LOCK(&(s)->s_lock)
 #define SCHED_UNLOCK(s) OPAL_THREAD_UNLOCK(&(s)->s_lock)
 
+/* How many schedulers have tasks in flight (each counts itself when its
+ * s_inflight leaves 0 and uncounts itself when it returns to 0): the
+ * progress callback skips its lock and its list while it is 0. */
+extern opal_atomic_size_t mca_sched_base_busy;
+
 /* Writes a counter that only s_lock's holder changes. */
 static inline void sched_counter_add(opal_atomic_size_t *counter, size_t delta)
 {

@@ -93,6 +93,12 @@ int opal_sched_progress(opal_sched_t *sched)
     if (NULL == sched) {
         return 0;
     }
+    /* Nothing scheduled: nothing ready, nothing delayed (the idle rounds of
+     * an RPC server's progress loop, most of its rounds). A task being
+     * scheduled by another thread now is seen by the next pass. */
+    if (0 == atomic_load_explicit(&sched->s_inflight, memory_order_relaxed)) {
+        return 0;
+    }
     /* One pass at a time, which also stops a body from progressing the
      * scheduler running it. acquire pairs with the release below: the
      * previous pass's writes to the policy's state are visible to this

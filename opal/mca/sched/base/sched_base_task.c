@@ -329,7 +329,9 @@ static int task_schedule(opal_sched_task_t *task, uint32_t flags, uint64_t delay
     }
     if (0 == (task->t_flags & SCHED_TASK_F_SCHED_REF)) {
         task->t_flags |= SCHED_TASK_F_SCHED_REF;
-        (void) sched_counter_fetch_add(&sched->s_inflight, 1, memory_order_relaxed);
+        if (0 == sched_counter_fetch_add(&sched->s_inflight, 1, memory_order_relaxed)) {
+            atomic_fetch_add_explicit(&mca_sched_base_busy, 1, memory_order_relaxed);
+        }
     }
     task->t_not_before_ns = 0 != delay_ns ? now + delay_ns : 0;
     task->t_state = OPAL_SCHED_TASK_WAITING;
@@ -454,7 +456,10 @@ static void task_finish(opal_sched_task_t *task, int result)
              * acquire in opal_sched_check_complete). Tasks still in work
              * or ready are counted, so the count is not zero before the
              * loops below are done with the scheduler. */
-            (void) sched_counter_fetch_add(&sched->s_inflight, (size_t) -1, memory_order_release);
+            if (1 ==
+                sched_counter_fetch_add(&sched->s_inflight, (size_t) -1, memory_order_release)) {
+                atomic_fetch_sub_explicit(&mca_sched_base_busy, 1, memory_order_relaxed);
+            }
         }
     }
     while (NULL != ready) {
