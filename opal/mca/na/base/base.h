@@ -35,6 +35,10 @@ OPAL_DECLSPEC extern mca_base_framework_t opal_na_base_framework;
 /* na_base_verbose's stream. */
 #define opal_na_base_output (opal_na_base_framework.framework_output)
 
+/* na_base_wait_spin_us: how long opal_na_poll_wait polls before it sleeps
+ * on the class's fd (a reply within that time costs no wake-up). */
+OPAL_DECLSPEC extern unsigned int opal_na_base_wait_spin_us;
+
 /* ----------------------------------------------------------------- class */
 
 /* Opens the na framework (reference counted) and the class of the first

@@ -199,7 +199,9 @@ int opal_na_poll_wait(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int
         }
         return rc;
     }
-    uint64_t deadline = opal_timer_ns() + (uint64_t) timeout_ms * 1000000u;
+    const uint64_t start = opal_timer_ns();
+    const uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
+    const uint64_t spin_until = start + (uint64_t) opal_na_base_wait_spin_us * 1000u;
     for (;;) {
         unsigned int n = 0;
         int rc = opal_na_poll(cls, ctx, &n);
@@ -213,7 +215,7 @@ int opal_na_poll_wait(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int
         if (now >= deadline) {
             return OPAL_ERR_TIMEOUT;
         }
-        if (!cls->init_info.busy_wait && opal_na_poll_try_wait(cls, ctx)) {
+        if (!cls->init_info.busy_wait && now >= spin_until && opal_na_poll_try_wait(cls, ctx)) {
             struct pollfd pfd = {.fd = opal_na_poll_get_fd(cls, ctx), .events = POLLIN};
             int ms = (int) ((deadline - now + 999999u) / 1000000u);
             if (poll(&pfd, 1, ms) < 0 && EINTR != errno) {

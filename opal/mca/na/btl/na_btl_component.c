@@ -217,9 +217,10 @@ static int btl_poll(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int *
     return OPAL_SUCCESS;
 }
 
-/* Blocks through the progress engine: opal_progress_wait sleeps on the
- * fds the BTLs registered (btl/ofi's completion channel, btl/verbs' one,
- * btl/sm's eventfd) until one fires or the slice ends. btl/sm sleeps only
+/* Blocks through the progress engine, after na_base_wait_spin_us of
+ * polling: opal_progress_wait sleeps on the fds the BTLs registered
+ * (btl/ofi's completion channel, btl/verbs' one, btl/sm's eventfd) until
+ * one fires or the slice ends. btl/sm sleeps only
  * in its blocking mode (btl_sm_blocking, which every local process of the
  * job must share); otherwise its eventfd stays readable and this spins
  * through epoll, as the base's spin would. A busy_wait class, or one with
@@ -229,7 +230,9 @@ static int btl_poll_wait(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned 
 {
     na_btl_class_t *nb = cls->plugin;
     uint64_t before = atomic_load_explicit(&nb->completions, memory_order_relaxed);
-    uint64_t deadline = opal_timer_ns() + (uint64_t) timeout_ms * 1000000u;
+    const uint64_t start = opal_timer_ns();
+    const uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
+    const uint64_t spin_until = start + (uint64_t) opal_na_base_wait_spin_us * 1000u;
     int rc = OPAL_SUCCESS;
     for (;;) {
         unsigned int n = 0;
@@ -244,7 +247,7 @@ static int btl_poll_wait(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned 
             *count = 0;
             return OPAL_ERR_TIMEOUT;
         }
-        if (cls->init_info.busy_wait || NULL != nb->pending_sends.head ||
+        if (cls->init_info.busy_wait || now < spin_until || NULL != nb->pending_sends.head ||
             NULL != nb->pending_rma.head) {
             continue;
         }
