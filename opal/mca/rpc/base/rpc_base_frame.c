@@ -11,6 +11,7 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_group.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
+#include "opal/mca/rpc/base/rpc_base_iv.h"
 #include "opal/mca/rpc/rpc_swim.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
@@ -59,6 +60,9 @@ static int rpc_base_register(mca_base_register_flag_t flags)
     int rc = opal_rpc_base_tree_register();
     if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_base_selftest_register();
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_base_iv_register();
     }
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -156,11 +160,14 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
                             opal_strerror(rc));
     }
     e->refcount = 1;
-    /* Collective RPC's protocol, the self-test's (rpc_selftest.h), the group registry and, in a
-     * job, this rank's URI in the modex (rpc_group.h). */
+    /* Collective RPC's protocol, the self-test's (rpc_selftest.h), IV's (rpc_iv.h), the group
+     * registry and, in a job, this rank's URI in the modex (rpc_group.h). */
     rc = opal_rpc_base_corpc_init();
     if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_base_selftest_init();
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_rpc_base_iv_init();
     }
     if (OPAL_SUCCESS == rc) {
         rc = opal_rpc_base_group_init();
@@ -192,6 +199,7 @@ int opal_rpc_finalize(void)
         }
     }
     opal_rpc_base_group_fini();
+    opal_rpc_base_iv_fini();
     opal_rpc_base_corpc_fini();
     if (e->sched_open) {
         (void) opal_sched_finalize();

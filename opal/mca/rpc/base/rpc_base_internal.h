@@ -244,6 +244,12 @@ OPAL_DECLSPEC void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t 
 /* Completes req with status unless it completed already (true when this
  * call did). Takes ctx->lock. */
 OPAL_DECLSPEC bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason);
+/* Completes req (created, never sent) with status from ctx's next
+ * progress, where cb runs as any completion (the caller's reference is
+ * the engine's): work that finished at once, told to its owner from
+ * progress. Nothing is sent or counted as sent. */
+OPAL_DECLSPEC int opal_rpc_base_req_complete_local(opal_rpc_request_t *req, int status,
+                                                   opal_rpc_complete_cb_t cb, void *arg);
 /* Finds the operation of opcode: OPAL_SUCCESS, or an error with a reason
  * written into why (why_size bytes). */
 OPAL_DECLSPEC int opal_rpc_base_proto_lookup(uint32_t opcode, const opal_rpc_op_t **op, char *why,

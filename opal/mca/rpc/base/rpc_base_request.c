@@ -423,6 +423,32 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     return true;
 }
 
+int opal_rpc_base_req_complete_local(opal_rpc_request_t *req, int status, opal_rpc_complete_cb_t cb,
+                                     void *arg)
+{
+    if (NULL == req || req->server || RPC_REQ_CREATED != req->state) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    opal_rpc_context_t *ctx = req->ctx;
+    req->cb = cb;
+    req->cb_arg = arg;
+    opal_mutex_lock(&ctx->lock);
+    req->state = RPC_REQ_COMPLETED;
+    req->status = status;
+    req->next = NULL;
+    if (NULL == ctx->done_tail) {
+        ctx->done_head = req;
+    } else {
+        ctx->done_tail->next = req;
+    }
+    ctx->done_tail = req;
+    /* The idle round's hint, as opal_rpc_base_complete sets it. */
+    atomic_store_explicit(&ctx->done_ready, true, memory_order_relaxed);
+    opal_mutex_unlock(&ctx->lock);
+    opal_rpc_base_wake(ctx);
+    return OPAL_SUCCESS;
+}
+
 int opal_rpc_req_abort(opal_rpc_request_t *req)
 {
     if (NULL == req || req->server) {
