@@ -13,8 +13,10 @@
 #   --rounds N        rounds (default 3); medians are reported
 #   --lat-iters N     ping-pongs for 8-byte latency (default 2000)
 #   --bw-sizes LIST   RDMA write bandwidth sizes (default 64k,256k,1m,4m)
-#   --bw-iters N      writes per size (default 40; opal_perf puts a window
-#                     of 4, N / 4 times)
+#   --bw-iters N      writes per size (default 400; opal_perf puts a window
+#                     of --bw-window, N / window times)
+#   --bw-window W     RDMA writes opal_perf keeps in flight (default 16;
+#                     ib_write_bw keeps its tx depth, 128, or N when fewer)
 #
 # Latency: ib_send_lat's t_avg against opal_perf latency at 8 bytes over
 # `--mca btl self,verbs` and over `--mca btl self,ofi` with verbs;ofi_rxm.
@@ -26,7 +28,7 @@
 # ib_write_bw.
 set -u
 device=rxe0 gid_index=1 addr=10.99.0.2 rounds=3 lat_iters=2000 bw_sizes=64k,256k,1m,4m
-bw_iters=40 build=""
+bw_iters=400 bw_window=16 build=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --device) device=$2; shift 2 ;;
@@ -36,7 +38,8 @@ while [ $# -gt 0 ]; do
         --lat-iters) lat_iters=$2; shift 2 ;;
         --bw-sizes) bw_sizes=$2; shift 2 ;;
         --bw-iters) bw_iters=$2; shift 2 ;;
-        -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --bw-window) bw_window=$2; shift 2 ;;
+        -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compare-verbs.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         *) build=$1; shift ;;
     esac
@@ -111,10 +114,11 @@ ours_lat() {
         "$@" 2>&1 | awk '$1 == 8 {print $2; exit}'
 }
 ours_put() {
-    # A window of 4 puts, bw_iters / 4 times: as many bytes as ib_write_bw moves.
-    local iters=$((bw_iters / 4 > 1 ? bw_iters / 4 : 1))
+    # A window of bw_window puts, bw_iters / bw_window times: as many bytes
+    # as ib_write_bw moves.
+    local iters=$((bw_iters / bw_window > 1 ? bw_iters / bw_window : 1))
     "$MCARUN" -np 2 --timeout 300 "$opal_perf" na-put --na btl --sizes "$bw_sizes" \
-        --window 4 --iterations "$iters" --warmup 1 --mca btl self,verbs 2>&1 |
+        --window "$bw_window" --iterations "$iters" --warmup 1 --mca btl self,verbs 2>&1 |
         awk '$1 ~ /^[0-9]+$/ {print $1, $2}'
 }
 
