@@ -44,8 +44,8 @@ prog=$build/test/orte/orte_allgather_rank
 [ -x "$prog" ] || { echo "srun_vs_mcarun: no $prog (make check TESTS= in $build)" >&2; exit 1; }
 
 if [ $inside = no ]; then
-    cluster=$build/test/slurm/perf.$$
-    mkdir -p "$build/test/slurm"
+    # Short: slurmstepd's PMIx socket lives under it (test/slurm/cluster.sh).
+    cluster=$build/slurm-perf.$$
     trap 'bash "$top/test/slurm/cluster.sh" stop "$cluster"' EXIT
     trap 'exit 1' INT TERM HUP
     bash "$top/test/slurm/cluster.sh" start "$cluster" || exit 1

@@ -403,6 +403,17 @@ case "$cmd" in
                 exit 2
                 ;;
         esac
+        # slurmstepd's PMIx server listens on a Unix socket
+        # DIR/node<i>/spool/stepd.slurm.pmix.<job>.<step>, and a socket's
+        # path holds at most 107 bytes: past it every --mpi=pmix step fails
+        # to launch ("Unspecified error"; slurmd's log says why), and only
+        # once the job ids grow a digit. 67 leaves room for job ids of 6
+        # digits and step ids of 3.
+        if [ ${#dir} -gt 67 ]; then
+            echo "cluster: $dir is ${#dir} bytes long; at most 67 (slurmstepd's PMIx socket" \
+                "lives under it and a Unix socket's path holds 107 bytes): use a shorter DIR"
+            exit 2
+        fi
         if ! install_missing; then
             echo "cluster: cannot run here: the Slurm and munge packages are missing"
             exit 77

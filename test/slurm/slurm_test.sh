@@ -52,11 +52,15 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 # share.
 export OPAL_SLURM_KEEP=$build:$SRCDIR
 unset TMPDIR
-cluster=$build/test/slurm/cluster.$$
-mkdir -p "$build/test/slurm"
+# A short name at the top of the build tree: slurmstepd's PMIx socket
+# lives under it, and a Unix socket's path holds 107 bytes (under
+# distcheck's build tree, test/slurm/cluster.<pid> made the steps with
+# two-digit job ids fail to launch). Not under /tmp: there the killed-rank
+# case lost its survivors' last words to Slurm's cancel in half the runs.
+cluster=$build/slurm-cl.$$
 # A run killed with SIGKILL (no trap runs) leaves its cluster: stop those
-# whose test is gone (cluster.<pid of the test>).
-for stale in "$build"/test/slurm/cluster.*/cluster.state; do
+# whose test is gone (slurm-cl.<pid of the test>).
+for stale in "$build"/slurm-cl.*/cluster.state; do
     [ -e "$stale" ] || continue
     stale=$(dirname "$stale")
     owner=${stale##*.}
