@@ -36,12 +36,6 @@ typedef struct rpc_delayed_t {
     size_t len;
 } rpc_delayed_t;
 
-typedef struct rpc_send_t {
-    opal_rpc_context_t *ctx;
-    opal_rpc_request_t *req;
-    uint8_t *buf;
-} rpc_send_t;
-
 /* The context the calling thread progresses (opal_rpc_base_in_progress). */
 static _Thread_local opal_rpc_context_t *progressing;
 
@@ -93,7 +87,7 @@ static void recv_post(rpc_recv_slot_t *slot)
 
 static void send_done(const opal_na_cb_info_t *info)
 {
-    rpc_send_t *s = info->arg;
+    opal_rpc_base_send_t *s = info->arg;
     opal_rpc_request_t *req = s->req;
     if (NULL != req) {
         if (OPAL_SUCCESS != info->ret) {
@@ -106,8 +100,8 @@ static void send_done(const opal_na_cb_info_t *info)
         opal_rpc_req_decref(req);
     }
     atomic_fetch_sub_explicit(&s->ctx->sends_pending, 1, memory_order_relaxed);
-    free(s->buf);
-    free(s);
+    opal_rpc_base_block_free(s->buf);
+    opal_rpc_base_send_put(s, opal_rpc_engine.na);
 }
 
 int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_t ctx_idx,
@@ -151,8 +145,14 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
         }
         return OPAL_SUCCESS;
     }
-    rpc_send_t *s = malloc(sizeof(*s));
-    if (NULL == s) {
+    opal_rpc_base_send_t *s = opal_rpc_base_send_get();
+    if (NULL != s && NULL == s->op) {
+        s->op = opal_na_op_create(e->na);
+    }
+    if (NULL == s || NULL == s->op) {
+        if (NULL != s) {
+            opal_rpc_base_send_put(s, e->na);
+        }
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto fail;
     }
@@ -164,18 +164,18 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
     }
     atomic_fetch_add_explicit(&ctx->sends_pending, 1, memory_order_relaxed);
     rc = opal_na_msg_send_unexpected(e->na, ctx->na_ctx, send_done, s, buf, len, NULL, addr,
-                                     ctx_idx, 0, NULL);
+                                     ctx_idx, 0, s->op);
     if (OPAL_SUCCESS != rc) {
         atomic_fetch_sub_explicit(&ctx->sends_pending, 1, memory_order_relaxed);
         if (NULL != req) {
             opal_rpc_req_decref(req);
         }
-        free(s);
+        opal_rpc_base_send_put(s, e->na);
         goto fail;
     }
     return OPAL_SUCCESS;
 fail:
-    free(buf);
+    opal_rpc_base_block_free(buf);
     if (NULL != req) {
         char why[96];
         snprintf(why, sizeof(why), "could not send to context %u: %s", ctx_idx, opal_strerror(rc));
@@ -218,7 +218,7 @@ int opal_rpc_base_delay_reply(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uin
     if (NULL == d ||
         (NULL != addr && OPAL_SUCCESS != opal_na_addr_dup(opal_rpc_engine.na, addr, &d->addr))) {
         free(d);
-        free(buf);
+        opal_rpc_base_block_free(buf);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     d->due_ns = opal_timer_ns() + ms * 1000000;
@@ -528,7 +528,7 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     while (NULL != m) {
         rpc_msg_t *next = m->next;
         opal_rpc_base_deliver(ctx, m->data, m->len, NULL);
-        free(m->data);
+        opal_rpc_base_block_free(m->data);
         free(m);
         m = next;
         ++events;
@@ -810,7 +810,7 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
     while (NULL != ctx->in_head) {
         rpc_msg_t *m = ctx->in_head;
         ctx->in_head = m->next;
-        free(m->data);
+        opal_rpc_base_block_free(m->data);
         free(m);
     }
     while (NULL != ctx->targets) {

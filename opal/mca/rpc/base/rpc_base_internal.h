@@ -77,6 +77,27 @@ typedef struct rpc_msg_t {
     uint8_t *data;
 } rpc_msg_t;
 
+/* A message on its way out through na: what send_done needs, and an na
+ * operation id kept across sends (rpc_base_pool.c). */
+typedef struct opal_rpc_base_send_t {
+    opal_list_item_t super;
+    opal_rpc_context_t *ctx;
+    opal_rpc_request_t *req;
+    uint8_t *buf;
+    opal_na_op_id_t *op; /* created at the record's first send */
+} opal_rpc_base_send_t;
+
+/* The caches (rpc_base_pool.c): opened by opal_rpc_init, drained by
+ * opal_rpc_finalize (na's operation ids destroyed while na is up). */
+void opal_rpc_base_pool_init(void);
+void opal_rpc_base_pool_fini(opal_na_class_t *na);
+/* Memory for request blocks and encoded messages (zeroed if asked); free
+ * it with opal_rpc_base_block_free only. */
+void *opal_rpc_base_block_alloc(size_t size, bool zero);
+void opal_rpc_base_block_free(void *p);
+opal_rpc_base_send_t *opal_rpc_base_send_get(void);
+void opal_rpc_base_send_put(opal_rpc_base_send_t *s, opal_na_class_t *na);
+
 struct opal_rpc_request_t {
     _Atomic int32_t refcount;
     opal_rpc_context_t *ctx;
