@@ -80,6 +80,25 @@ void opal_na_base_op_complete(opal_na_op_id_t *op, int ret)
     pthread_mutex_unlock(&cq->lock);
 }
 
+/* Takes every queued operation at once, in order: one lock per trigger
+ * instead of one per operation. */
+static opal_na_op_id_t *cq_pop_all(na_cq_t *cq)
+{
+    if (0 == atomic_load_explicit(&cq->count, memory_order_acquire)) {
+        return NULL;
+    }
+    pthread_mutex_lock(&cq->lock);
+    opal_na_op_id_t *op = cq->head;
+    size_t n = 0;
+    for (opal_na_op_id_t *o = op; NULL != o; o = o->cq_next) {
+        ++n;
+    }
+    cq->head = cq->tail = NULL;
+    atomic_fetch_sub_explicit(&cq->count, n, memory_order_relaxed);
+    pthread_mutex_unlock(&cq->lock);
+    return op;
+}
+
 static opal_na_op_id_t *cq_pop(na_cq_t *cq)
 {
     if (0 == atomic_load_explicit(&cq->count, memory_order_acquire)) {
@@ -107,8 +126,20 @@ int opal_na_trigger(opal_na_context_t *ctx, unsigned int max, unsigned int *coun
         return OPAL_ERR_BAD_PARAM;
     }
     unsigned int ran = 0;
-    opal_na_op_id_t *op;
-    while ((0 == max || ran < max) && NULL != (op = cq_pop(ctx->cq))) {
+    opal_na_op_id_t *op, *batch = NULL;
+    for (;;) {
+        if (NULL != batch) {
+            op = batch;
+            /* Read before the callback: it may start the id again. */
+            batch = op->cq_next;
+        } else if (0 == max) {
+            if (NULL == (op = cq_pop_all(ctx->cq))) {
+                break;
+            }
+            batch = op->cq_next;
+        } else if (ran >= max || NULL == (op = cq_pop(ctx->cq))) {
+            break;
+        }
         /* Copied so that the callback may start the next operation with
          * the same id, as Mercury allows. */
         opal_na_cb_info_t info = op->cb_info;

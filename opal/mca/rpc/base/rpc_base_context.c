@@ -386,9 +386,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         opal_rpc_req_decref(req);
         return;
     }
-    opal_mutex_lock(&ctx->lock);
-    ++ctx->stats.handled;
-    opal_mutex_unlock(&ctx->lock);
+    atomic_fetch_add_explicit(&ctx->handled, 1, memory_order_relaxed);
     if (NULL == ctx->sched || 0 != (op->flags & OPAL_RPC_OP_INLINE)) {
         op->handler(req);
         opal_rpc_req_decref(req);
@@ -657,7 +655,8 @@ int opal_rpc_context_create(uint8_t idx, opal_rpc_context_t **ctxp)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     ctx->idx = idx;
-    ctx->next_id = 1;
+    atomic_init(&ctx->next_id, 1);
+    atomic_init(&ctx->handled, 0);
     OBJ_CONSTRUCT(&ctx->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ctx->cond, opal_condition_t);
     OBJ_CONSTRUCT(&ctx->inflight, opal_hash_table_t);
@@ -842,6 +841,7 @@ void opal_rpc_context_stats(opal_rpc_context_t *ctx, opal_rpc_stats_t *stats)
     opal_mutex_lock(&ctx->lock);
     *stats = ctx->stats;
     opal_mutex_unlock(&ctx->lock);
+    stats->handled = atomic_load_explicit(&ctx->handled, memory_order_relaxed);
 }
 
 int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)

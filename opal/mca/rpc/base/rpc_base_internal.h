@@ -37,6 +37,14 @@ typedef struct rpc_proto_entry_t {
     opal_rpc_proto_t proto;
 } rpc_proto_entry_t;
 
+/* The versions of one protocol base, newest registration first: a list
+ * that only grows while the engine is up, so that every message's opcode
+ * is looked up without a lock (rpc_base_proto.c). */
+typedef struct rpc_proto_node_t {
+    opal_rpc_proto_t proto;
+    struct rpc_proto_node_t *next;
+} rpc_proto_node_t;
+
 typedef struct opal_rpc_engine_t {
     int refcount;
     opal_na_class_t *na;     /* NULL: this process only */
@@ -45,6 +53,7 @@ typedef struct opal_rpc_engine_t {
     opal_mutex_t lock;
     rpc_proto_entry_t *protos;
     size_t proto_count;
+    _Atomic(rpc_proto_node_t *) by_base[256];
     opal_rpc_context_t *contexts[256];
     bool sched_open; /* opal_sched_init succeeded: handlers run as tasks */
 } opal_rpc_engine_t;
@@ -148,7 +157,7 @@ struct opal_rpc_context_t {
     opal_condition_t cond; /* a blocking progress without na waits here */
     bool waiting;
     opal_hash_table_t inflight; /* id -> request awaiting a reply */
-    uint64_t next_id;
+    _Atomic uint64_t next_id;
     opal_rpc_request_t *live; /* client requests sent, not completed */
     size_t live_requests;
     _Atomic int server_requests; /* handlers' requests not released */
@@ -168,6 +177,8 @@ struct opal_rpc_context_t {
     _Atomic int sends_pending; /* na sends not completed */
     unsigned int rounds;       /* progress rounds (timers every 16th when spinning) */
     opal_rpc_stats_t stats;
+    /* stats.handled, counted without the lock (every request handled). */
+    _Atomic uint64_t handled;
     /* Runs the handlers (NULL when the sched framework could not open:
      * then they are called directly). */
     opal_sched_t *sched;

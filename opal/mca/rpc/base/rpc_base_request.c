@@ -239,9 +239,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     req->cb = cb;
     req->cb_arg = arg;
 
-    opal_mutex_lock(&ctx->lock);
-    req->id = ctx->next_id++;
-    opal_mutex_unlock(&ctx->lock);
+    req->id = atomic_fetch_add_explicit(&ctx->next_id, 1, memory_order_relaxed);
 
     opal_rpc_hdr_t hdr = {.type = OPAL_RPC_HDR_REQUEST,
                           .flags = oneway ? OPAL_RPC_HDR_F_ONEWAY : 0,
