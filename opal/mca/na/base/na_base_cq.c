@@ -199,6 +199,11 @@ int opal_na_poll_get_fd(opal_na_class_t *cls, opal_na_context_t *ctx)
     return cls->ops->poll_get_fd(cls, ctx);
 }
 
+bool opal_na_trigger_pending(const opal_na_context_t *ctx)
+{
+    return NULL != ctx && opal_na_base_cq_pending(ctx);
+}
+
 bool opal_na_poll_try_wait(opal_na_class_t *cls, opal_na_context_t *ctx)
 {
     if (NULL == cls || NULL == ctx || opal_na_base_cq_pending(ctx)) {

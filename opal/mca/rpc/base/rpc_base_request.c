@@ -412,8 +412,11 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     }
     ctx->done_tail = req;
     atomic_store_explicit(&ctx->done_ready, true, memory_order_relaxed);
+    /* opal_rpc_base_wake's signal, under the lock already held. */
+    if (ctx->waiting) {
+        opal_condition_signal(&ctx->cond);
+    }
     opal_mutex_unlock(&ctx->lock);
-    opal_rpc_base_wake(ctx);
     if (NULL != next) {
         (void) opal_rpc_base_transmit(ctx, next->addr, next->peer_ctx, next_buf, next_len, next);
         opal_rpc_req_decref(next);
@@ -442,8 +445,10 @@ int opal_rpc_base_req_complete_local(opal_rpc_request_t *req, int status, opal_r
     ctx->done_tail = req;
     /* The idle round's hint, as opal_rpc_base_complete sets it. */
     atomic_store_explicit(&ctx->done_ready, true, memory_order_relaxed);
+    if (ctx->waiting) {
+        opal_condition_signal(&ctx->cond);
+    }
     opal_mutex_unlock(&ctx->lock);
-    opal_rpc_base_wake(ctx);
     return OPAL_SUCCESS;
 }
 
