@@ -395,13 +395,53 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     handler_schedule(ctx, op, req, oneway);
 }
 
+/* Slots of a context's table of requests in flight (a power of two). */
+#define RPC_INFLIGHT_SLOTS 1024
+
+int opal_rpc_base_inflight_set(opal_rpc_context_t *ctx, opal_rpc_request_t *req)
+{
+    opal_rpc_request_t **slot = &ctx->inflight_slots[req->id & ctx->inflight_mask];
+    if (NULL == *slot) {
+        *slot = req;
+        return OPAL_SUCCESS;
+    }
+    /* An older request still waits on this slot: the rare case. */
+    int rc = opal_hash_table_set_value_uint64(&ctx->inflight, req->id, req);
+    if (OPAL_SUCCESS == rc) {
+        ++ctx->inflight_overflow;
+    }
+    return rc;
+}
+
+opal_rpc_request_t *opal_rpc_base_inflight_get(opal_rpc_context_t *ctx, uint64_t id)
+{
+    opal_rpc_request_t *req = ctx->inflight_slots[id & ctx->inflight_mask];
+    if (NULL != req && req->id == id) {
+        return req;
+    }
+    void *found = NULL;
+    if (0 != ctx->inflight_overflow) {
+        (void) opal_hash_table_get_value_uint64(&ctx->inflight, id, &found);
+    }
+    return found;
+}
+
+void opal_rpc_base_inflight_remove(opal_rpc_context_t *ctx, opal_rpc_request_t *req)
+{
+    opal_rpc_request_t **slot = &ctx->inflight_slots[req->id & ctx->inflight_mask];
+    if (*slot == req) {
+        *slot = NULL;
+    } else if (0 != ctx->inflight_overflow &&
+               OPAL_SUCCESS == opal_hash_table_remove_value_uint64(&ctx->inflight, req->id)) {
+        --ctx->inflight_overflow;
+    }
+}
+
 static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
                           const uint8_t *payload)
 {
-    void *found = NULL;
     opal_mutex_lock(&ctx->lock);
-    (void) opal_hash_table_get_value_uint64(&ctx->inflight, hdr->id, &found);
-    opal_rpc_request_t *req = found;
+    opal_rpc_request_t *req = opal_rpc_base_inflight_get(ctx, hdr->id);
     if (NULL == req || req->opcode != hdr->opcode) {
         ++ctx->stats.late_replies;
         opal_mutex_unlock(&ctx->lock);
@@ -661,7 +701,12 @@ int opal_rpc_context_create(uint8_t idx, opal_rpc_context_t **ctxp)
     OBJ_CONSTRUCT(&ctx->cond, opal_condition_t);
     OBJ_CONSTRUCT(&ctx->inflight, opal_hash_table_t);
     opal_rpc_timer_heap_init(&ctx->timers);
-    rc = opal_hash_table_init(&ctx->inflight, 1024);
+    rc = opal_hash_table_init(&ctx->inflight, 64);
+    ctx->inflight_mask = RPC_INFLIGHT_SLOTS - 1;
+    ctx->inflight_slots = calloc(RPC_INFLIGHT_SLOTS, sizeof(*ctx->inflight_slots));
+    if (OPAL_SUCCESS == rc && NULL == ctx->inflight_slots) {
+        rc = OPAL_ERR_OUT_OF_RESOURCE;
+    }
     if (OPAL_SUCCESS == rc && e->sched_open) {
         rc = opal_sched_create(&ctx->sched);
     }
@@ -713,6 +758,7 @@ fail:
         (void) opal_sched_destroy(&ctx->sched);
     }
     opal_rpc_timer_heap_fini(&ctx->timers);
+    free(ctx->inflight_slots);
     OBJ_DESTRUCT(&ctx->inflight);
     OBJ_DESTRUCT(&ctx->cond);
     OBJ_DESTRUCT(&ctx->lock);
@@ -824,6 +870,7 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
         (void) opal_sched_destroy(&ctx->sched);
     }
     opal_rpc_timer_heap_fini(&ctx->timers);
+    free(ctx->inflight_slots);
     OBJ_DESTRUCT(&ctx->inflight);
     OBJ_DESTRUCT(&ctx->cond);
     OBJ_DESTRUCT(&ctx->lock);

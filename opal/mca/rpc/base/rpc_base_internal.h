@@ -96,6 +96,11 @@ typedef struct opal_rpc_base_send_t {
     opal_na_op_id_t *op; /* created at the record's first send */
 } opal_rpc_base_send_t;
 
+/* The requests awaiting a reply, by id (under the context's lock). */
+int opal_rpc_base_inflight_set(opal_rpc_context_t *ctx, opal_rpc_request_t *req);
+opal_rpc_request_t *opal_rpc_base_inflight_get(opal_rpc_context_t *ctx, uint64_t id);
+void opal_rpc_base_inflight_remove(opal_rpc_context_t *ctx, opal_rpc_request_t *req);
+
 /* The caches (rpc_base_pool.c): opened by opal_rpc_init, drained by
  * opal_rpc_finalize (na's operation ids destroyed while na is up). */
 void opal_rpc_base_pool_init(void);
@@ -156,7 +161,13 @@ struct opal_rpc_context_t {
     opal_mutex_t lock;
     opal_condition_t cond; /* a blocking progress without na waits here */
     bool waiting;
-    opal_hash_table_t inflight; /* id -> request awaiting a reply */
+    /* id -> request awaiting a reply: a slot per id modulo the table's
+     * size (ids are sequential, so the requests in flight rarely share
+     * one), and the hash table for those that do (rpc_base_context.c). */
+    opal_rpc_request_t **inflight_slots;
+    uint64_t inflight_mask;
+    size_t inflight_overflow;
+    opal_hash_table_t inflight;
     _Atomic uint64_t next_id;
     opal_rpc_request_t *live; /* client requests sent, not completed */
     size_t live_requests;

@@ -301,7 +301,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     }
     req->target = t;
     if (req->expects_reply) {
-        (void) opal_hash_table_set_value_uint64(&ctx->inflight, req->id, req);
+        (void) opal_rpc_base_inflight_set(ctx, req);
     }
     if (NULL != req->in_bulk) {
         ++ctx->stats.bulk_inputs;
@@ -369,7 +369,7 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     req->status = status;
     req->error_reason = reason;
     if (req->expects_reply) {
-        (void) opal_hash_table_remove_value_uint64(&ctx->inflight, req->id);
+        opal_rpc_base_inflight_remove(ctx, req);
     }
     (void) opal_rpc_timer_heap_remove(&ctx->timers, &req->timer);
     rpc_target_t *t = req->target;
