@@ -312,7 +312,7 @@ void mca_btl_verbs_rdma_complete(mca_btl_verbs_module_t *module, mca_btl_verbs_r
                                  int status);
 
 /* Registration cache hooks (btl_verbs_rdma.c). */
-int mca_btl_verbs_rcache_register(void *ctx, void *base, size_t size, void **reg);
+int mca_btl_verbs_rcache_register(void *ctx, void *base, size_t size, unsigned access, void **reg);
 void mca_btl_verbs_rcache_deregister(void *ctx, void *reg);
 
 /* The module's operations. */
