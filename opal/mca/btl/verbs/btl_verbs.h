@@ -36,7 +36,10 @@
  *
  * RDMA is IBV_WR_RDMA_WRITE / IBV_WR_RDMA_READ with the peer's rkey and
  * address from its registration handle; registrations go through an
- * opal_rcache_t (btl_verbs_rcache_limit bounds the memory pinned).
+ * opal_rcache_t (btl_verbs_rcache_limit bounds the memory pinned), keyed
+ * by the IBV access bits the register flags ask for, and watching the
+ * memory release hooks (opal_rcache_watch; without hooks a registration
+ * is invalidated at its last deregister).
  *
  * Locking: the module's recursive lock when opal_using_threads().
  */
