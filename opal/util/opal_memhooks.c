@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -312,9 +313,12 @@ static int write_code(unsigned char *target, const unsigned char *bytes, size_t 
     return 0;
 }
 
-static int refuse(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
 {
-    snprintf(why, sizeof(why), fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
     return OPAL_ERR_NOT_SUPPORTED;
 }
 
@@ -356,7 +360,7 @@ static int install(void)
     Dl_info self;
     if (0 == dladdr((void *) hook_munmap, &self) || NULL == self.dli_fname ||
         NULL == dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) {
-        rc = refuse("cannot pin the library holding the hooks (%s)%s", dlerror(), "");
+        rc = refuse("cannot pin the library holding the hooks (%s)", dlerror());
         goto out;
     }
     size_t done = 0;
@@ -392,18 +396,32 @@ static int install(void)
 
 #endif
 
-/* Reads the switch each time, so a test (or a user) can turn it off. */
+/* The MCA variable's value once mca_base_open passed it (install_lock). */
+static bool mca_mode_set;
+static char mca_mode[65];
+
+void opal_memhooks_set_mode(const char *mode)
+{
+    pthread_mutex_lock(&install_lock);
+    mca_mode_set = NULL != mode;
+    snprintf(mca_mode, sizeof(mca_mode), "%s", NULL != mode ? mode : "");
+    pthread_mutex_unlock(&install_lock);
+}
+
+/* Reads the switch at each subscribe, so a test (or a user) can turn it
+ * off. Called with install_lock held. */
 static int check_mode(void)
 {
-    const char *mode = getenv(MODE_ENV);
+    const char *mode = mca_mode_set ? mca_mode : getenv(MODE_ENV);
+    const char *source = mca_mode_set ? "MCA variable opal_memhooks" : "environment " MODE_ENV;
     if (NULL == mode || '\0' == mode[0] || 0 == strcmp(mode, "auto")) {
         return OPAL_SUCCESS;
     }
     if (0 == strcmp(mode, "none")) {
-        snprintf(why, sizeof(why), "turned off by %s=none (environment)", MODE_ENV);
+        snprintf(why, sizeof(why), "turned off (%s is none)", source);
     } else {
-        snprintf(why, sizeof(why), "%s=%.64s (environment): expected auto or none; hooks off",
-                 MODE_ENV, mode);
+        snprintf(why, sizeof(why), "%s is \"%.64s\": expected auto or none; hooks off", source,
+                 mode);
     }
     return OPAL_ERR_NOT_SUPPORTED;
 }

@@ -20,9 +20,15 @@
  *
  * Where that cannot be done (another architecture, another C library,
  * libc's code not writable, a function already redirected by another
- * patcher, the environment OPAL_MCA_opal_memhooks=none) subscribe returns
+ * patcher, the MCA variable opal_memhooks=none, e.g. from the environment
+ * OPAL_MCA_opal_memhooks=none) subscribe returns
  * OPAL_ERR_NOT_SUPPORTED and opal_memhooks_why() says why; nothing was
- * changed. OPAL_MCA_opal_memhooks=auto (the default) patches when it can.
+ * changed. opal_memhooks=auto (the default) patches when it can.
+ *
+ * The first subscribe should come before other threads are busy
+ * releasing memory: a thread that runs into one of those functions while
+ * its first 13 bytes are being rewritten could execute a torn
+ * instruction (Open MPI's patcher has the same window).
  *
  * Callbacks run in whichever thread released the memory, before the
  * system call for munmap, madvise, mmap, brk and shmdt and after it for
@@ -54,6 +60,12 @@ OPAL_DECLSPEC int opal_memhooks_subscribe(opal_memhooks_release_fn_t fn, void *c
  * ctx may be freed. Not to be called from inside a callback (it waits for
  * the callbacks running in other threads). The hooks stay installed. */
 OPAL_DECLSPEC void opal_memhooks_unsubscribe(opal_memhooks_release_fn_t fn, void *ctx);
+
+/* The switch's value from the MCA variable opal_memhooks (mca_base_open
+ * registers it and passes what the environment, a parameter file or
+ * --mca set); NULL goes back to reading OPAL_MCA_opal_memhooks from the
+ * environment at each subscribe. Copied. */
+OPAL_DECLSPEC void opal_memhooks_set_mode(const char *mode);
 
 /* True when the hooks are installed and still in place (no one patched
  * over them since). */
