@@ -12,6 +12,7 @@
  */
 #include "opal/class/opal_rcache.h"
 
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ static void rcache_construct(opal_rcache_t *rc)
     rc->watching = false;
     atomic_flag_clear(&rc->pending_lock);
     atomic_init(&rc->pending_any, false);
+    atomic_init(&rc->pending_lost, false);
     rc->pending_overflow = false;
     rc->npending = 0;
     atomic_init(&rc->span_lo, UINTPTR_MAX);
@@ -80,8 +82,19 @@ static void released(void *base, size_t size, void *ctx)
         lo >= atomic_load_explicit(&rc->span_hi, memory_order_acquire)) {
         return;
     }
-    while (atomic_flag_test_and_set_explicit(&rc->pending_lock, memory_order_acquire)) {
-        /* Held only for a copy by apply_pending or another hook. */
+    /* Held only for a few stores or a copy, never across a system call;
+     * but its holder may be this very thread, interrupted by a signal
+     * whose handler unmaps: so give up after a while and have the next
+     * call invalidate everything. */
+    for (unsigned spins = 0;
+         atomic_flag_test_and_set_explicit(&rc->pending_lock, memory_order_acquire); spins++) {
+        if (spins >= 4096) {
+            atomic_store_explicit(&rc->pending_lost, true, memory_order_release);
+            return;
+        }
+        if (63 == spins % 64) {
+            sched_yield();
+        }
     }
     if (rc->npending < OPAL_RCACHE_PENDING_MAX) {
         rc->pending[rc->npending].lo = lo;
@@ -90,7 +103,7 @@ static void released(void *base, size_t size, void *ctx)
     } else {
         rc->pending_overflow = true;
     }
-    atomic_store_explicit(&rc->pending_any, true, memory_order_relaxed);
+    atomic_store_explicit(&rc->pending_any, true, memory_order_release);
     atomic_flag_clear_explicit(&rc->pending_lock, memory_order_release);
 }
 
@@ -178,7 +191,10 @@ static void apply_pending(opal_rcache_t *rc)
         return;
     }
     for (int round = 0; round < 4; round++) {
-        if (!atomic_load_explicit(&rc->pending_any, memory_order_acquire)) {
+        /* pending_lost is read on its own: a hook that gave up sets it
+         * outside the lock, so pending_any may have been cleared since. */
+        if (!atomic_load_explicit(&rc->pending_any, memory_order_acquire) &&
+            !atomic_load_explicit(&rc->pending_lost, memory_order_acquire)) {
             return;
         }
         struct {
@@ -187,7 +203,8 @@ static void apply_pending(opal_rcache_t *rc)
         while (atomic_flag_test_and_set_explicit(&rc->pending_lock, memory_order_acquire)) {
         }
         unsigned n = rc->npending;
-        bool overflow = rc->pending_overflow;
+        bool overflow = rc->pending_overflow ||
+                        atomic_exchange_explicit(&rc->pending_lost, false, memory_order_relaxed);
         memcpy(got, rc->pending, n * sizeof(got[0]));
         rc->npending = 0;
         rc->pending_overflow = false;

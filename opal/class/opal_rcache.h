@@ -110,6 +110,9 @@ typedef struct opal_rcache_t {
     bool watching;
     atomic_flag pending_lock;
     atomic_bool pending_any;
+    /* A hook could not take pending_lock in time (a signal handler that
+     * unmaps, interrupting its own thread's holder): invalidate all. */
+    atomic_bool pending_lost;
     bool pending_overflow;
     unsigned npending;
     struct {

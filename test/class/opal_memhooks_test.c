@@ -452,6 +452,27 @@ START_TEST(many_releases_between_calls_still_invalidate)
 }
 END_TEST
 
+START_TEST(a_release_that_cannot_be_recorded_invalidates_everything)
+{
+    rc_setup();
+    char *a = map_pages(1);
+    char *b = map_pages(1);
+    int ia = cache(a, page);
+    int ib = cache(b, page);
+    /* As if this thread held the table when a signal handler unmapped a:
+     * the hook gives up waiting, and the next call drops every entry. */
+    ck_assert(!atomic_flag_test_and_set(&rc.pending_lock));
+    ck_assert_int_eq(munmap(a, page), 0);
+    atomic_flag_clear(&rc.pending_lock);
+    ck_assert_uint_eq(opal_rcache_invalidate(&rc, NULL, 0), 0);
+    ck_assert_int_eq(nic.live[ia], 0);
+    ck_assert_int_eq(nic.live[ib], 0);
+    ck_assert_uint_eq(rc.pinned, 0);
+    ck_assert_int_eq(munmap(b, page), 0);
+    OBJ_DESTRUCT(&rc);
+}
+END_TEST
+
 /* Threads register, release and unmap their own pages at once, the cache
  * under one lock as its users keep it. */
 static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -512,6 +533,7 @@ static Suite *memhooks_suite(void)
     OPAL_TEST_ADD(s, munmap_of_a_middle_page_drops_only_what_overlaps);
     OPAL_TEST_ADD(s, a_release_inside_deregister_is_applied_too);
     OPAL_TEST_ADD(s, many_releases_between_calls_still_invalidate);
+    OPAL_TEST_ADD(s, a_release_that_cannot_be_recorded_invalidates_everything);
     OPAL_TEST_ADD(s, threads_unmapping_at_once);
     return s;
 }
