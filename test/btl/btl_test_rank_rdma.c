@@ -24,6 +24,7 @@
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_memhooks.h"
 #include "test/btl/btl_test_rank.h"
 
 #define NXFER     7
@@ -410,5 +411,12 @@ bool btl_test_case_rdma_again(int argc, char **argv)
         ok = btl_test_case_rdma(argc, argv) && btl_test_barrier();
     }
     remap = false;
+    /* Whether a registration cache could have heard of the unmaps (the
+     * guest list checks it for btl/verbs). */
+    const char *why = opal_memhooks_why();
+    btl_test_say("rdma-again: memory hooks %s%s", opal_memhooks_active() ? "active" : "off: ",
+                 opal_memhooks_active() ? ""
+                 : NULL != why          ? why
+                                        : "nobody subscribed");
     return ok;
 }
