@@ -190,6 +190,15 @@ static void apply_pending(opal_rcache_t *rc)
     if (!rc->watching) {
         return;
     }
+    if (!opal_memhooks_active()) {
+        /* Another patcher wrote over the hooks: releases may have gone
+         * unseen and will. Forget everything and stop claiming to watch
+         * (the user can tell: rc->watching). */
+        opal_memhooks_unsubscribe(released, rc);
+        rc->watching = false;
+        invalidate_range(rc, 0, UINTPTR_MAX);
+        return;
+    }
     for (int round = 0; round < 4; round++) {
         /* pending_lost is read on its own: a hook that gave up sets it
          * outside the lock, so pending_any may have been cleared since. */

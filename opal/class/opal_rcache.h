@@ -31,7 +31,9 @@
  * only records the range (a bounded table under a spin flag; when it
  * overflows, everything is invalidated); every call below applies what
  * was recorded first, under the caller's lock. An acquire after the
- * release therefore never returns the old registration. Without watch
+ * release therefore never returns the old registration. Should another
+ * patcher write over the hooks later, the next call notices, invalidates
+ * everything and clears rc->watching. Without watch
  * (or where opal_memhooks_subscribe is refused) whoever unmaps registered
  * memory calls invalidate first.
  *

@@ -76,7 +76,7 @@ static __thread unsigned my_inflight __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t subs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* 0: not tried; 1: installed; -1: refused (why says why). */
-static int install_state;
+static atomic_int install_state;
 static char why[256];
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t page_size = 4096;
@@ -434,10 +434,14 @@ int opal_memhooks_subscribe(opal_memhooks_release_fn_t fn, void *ctx)
     pthread_mutex_lock(&install_lock);
     int rc = check_mode();
     if (OPAL_SUCCESS == rc) {
-        if (0 == install_state) {
-            install_state = OPAL_SUCCESS == install() ? 1 : -1;
+        if (0 == atomic_load_explicit(&install_state, memory_order_relaxed)) {
+            /* Release: opal_memhooks_active reads patches[] after it. */
+            atomic_store_explicit(&install_state, OPAL_SUCCESS == install() ? 1 : -1,
+                                  memory_order_release);
         }
-        rc = 1 == install_state ? OPAL_SUCCESS : OPAL_ERR_NOT_SUPPORTED;
+        rc = 1 == atomic_load_explicit(&install_state, memory_order_relaxed)
+                 ? OPAL_SUCCESS
+                 : OPAL_ERR_NOT_SUPPORTED;
     }
     if (OPAL_SUCCESS == rc) {
         why[0] = '\0';
@@ -486,16 +490,16 @@ void opal_memhooks_unsubscribe(opal_memhooks_release_fn_t fn, void *ctx)
     pthread_mutex_unlock(&subs_lock);
 }
 
+/* No lock: registration caches ask at every call. patches[] does not
+ * change once install_state is 1. */
 bool opal_memhooks_active(void)
 {
-    pthread_mutex_lock(&install_lock);
-    bool up = 1 == install_state;
+    bool up = 1 == atomic_load_explicit(&install_state, memory_order_acquire);
 #if MEMHOOKS_PATCH
     for (size_t i = 0; up && i < NPATCHES; i++) {
         up = 0 == memcmp(patches[i].target, patches[i].jump, JUMP_LEN);
     }
 #endif
-    pthread_mutex_unlock(&install_lock);
     return up;
 }
 

@@ -68,7 +68,7 @@ OPAL_DECLSPEC void opal_memhooks_unsubscribe(opal_memhooks_release_fn_t fn, void
 OPAL_DECLSPEC void opal_memhooks_set_mode(const char *mode);
 
 /* True when the hooks are installed and still in place (no one patched
- * over them since). */
+ * over them since, e.g. a patcher loaded later). Cheap, no lock. */
 OPAL_DECLSPEC bool opal_memhooks_active(void);
 
 /* Why the last subscribe was refused (a sentence), or NULL when it was

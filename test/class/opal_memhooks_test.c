@@ -4,7 +4,9 @@
  * the reason where the hooks cannot be installed. */
 #include "opal/opal_config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <gnu/lib-names.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -473,6 +475,31 @@ START_TEST(a_release_that_cannot_be_recorded_invalidates_everything)
 }
 END_TEST
 
+/* libc's munmap as it was before the hooks went in (main saves it). */
+static unsigned char *libc_munmap;
+static unsigned char munmap_before[16];
+
+START_TEST(a_patcher_writing_over_the_hooks_stops_the_watch)
+{
+    rc_setup();
+    char *a = map_pages(1);
+    int ia = cache(a, page);
+    /* What another patcher loaded later would do (this test's process is
+     * its own: Check forks it). */
+    uintptr_t lo = (uintptr_t) libc_munmap & ~(uintptr_t) (page - 1);
+    ck_assert_int_eq(mprotect((void *) lo, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC), 0);
+    memcpy(libc_munmap, munmap_before, sizeof(munmap_before));
+    ck_assert_int_eq(mprotect((void *) lo, 2 * page, PROT_READ | PROT_EXEC), 0);
+    ck_assert(!opal_memhooks_active());
+    ck_assert(rc.watching);
+    ck_assert_uint_eq(opal_rcache_invalidate(&rc, NULL, 0), 0);
+    ck_assert(!rc.watching);
+    ck_assert_int_eq(nic.live[ia], 0);
+    ck_assert_int_eq(munmap(a, page), 0);
+    OBJ_DESTRUCT(&rc);
+}
+END_TEST
+
 /* Threads register, release and unmap their own pages at once, the cache
  * under one lock as its users keep it. */
 static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -535,6 +562,9 @@ static Suite *memhooks_suite(void)
     OPAL_TEST_ADD(s, many_releases_between_calls_still_invalidate);
     OPAL_TEST_ADD(s, a_release_that_cannot_be_recorded_invalidates_everything);
     OPAL_TEST_ADD(s, threads_unmapping_at_once);
+    if (opal_test_can_fork() && NULL != libc_munmap) {
+        OPAL_TEST_ADD(s, a_patcher_writing_over_the_hooks_stops_the_watch);
+    }
     return s;
 }
 
@@ -543,6 +573,14 @@ int main(void)
     page = (size_t) sysconf(_SC_PAGESIZE);
     /* Where the hooks cannot go in, there is nothing to test: say why. */
     unsetenv("OPAL_MCA_opal_memhooks");
+    void *libc = dlopen(LIBC_SO, RTLD_NOW | RTLD_NOLOAD);
+    if (NULL != libc) {
+        libc_munmap = dlsym(libc, "munmap");
+        if (NULL != libc_munmap) {
+            memcpy(munmap_before, libc_munmap, sizeof(munmap_before));
+        }
+        dlclose(libc);
+    }
     if (OPAL_SUCCESS != opal_memhooks_subscribe(record, NULL)) {
         printf("SKIP: no memory hooks here: %s\n", opal_memhooks_why());
         return 77;
