@@ -70,7 +70,7 @@ static void entry_drop(opal_rcache_t *rc, opal_rcache_entry_t *e)
 
 /* The memory hook: any thread, maybe inside malloc or inside this cache's
  * deregister_fn with the caller's lock held. Records, never acts. */
-static void released(void *base, size_t size, void *ctx)
+OPAL_MEMHOOKS_CALLBACK static void released(void *base, size_t size, void *ctx)
 {
     opal_rcache_t *rc = ctx;
     uintptr_t lo = (uintptr_t) base;

@@ -81,7 +81,7 @@ static char why[256];
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t page_size = 4096;
 
-static void notify(void *base, size_t size)
+OPAL_MEMHOOKS_CALLBACK static void notify(void *base, size_t size)
 {
     if (0 == size || 0 == atomic_load_explicit(&nslots, memory_order_acquire)) {
         return;
@@ -117,13 +117,14 @@ static void notify(void *base, size_t size)
 
 extern void *__curbrk;
 
-static int hook_munmap(void *addr, size_t len)
+OPAL_MEMHOOKS_CALLBACK static int hook_munmap(void *addr, size_t len)
 {
     notify(addr, len);
     return (int) syscall(SYS_munmap, addr, len);
 }
 
-static void *hook_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+OPAL_MEMHOOKS_CALLBACK static void *hook_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                                              off_t off)
 {
     /* MAP_FIXED replaces whatever was mapped there. */
     if (0 != (flags & MAP_FIXED)) {
@@ -134,7 +135,8 @@ static void *hook_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 
 /* Declared with the fifth argument fixed: it is only read with
  * MREMAP_FIXED, when the caller passed it. */
-static void *hook_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr)
+OPAL_MEMHOOKS_CALLBACK static void *hook_mremap(void *old, size_t old_size, size_t new_size,
+                                                int flags, void *new_addr)
 {
     /* MREMAP_FIXED replaces whatever was mapped at the destination. */
     if (0 != (flags & MREMAP_FIXED)) {
@@ -154,7 +156,7 @@ static void *hook_mremap(void *old, size_t old_size, size_t new_size, int flags,
     return moved;
 }
 
-static int hook_madvise(void *addr, size_t len, int advice)
+OPAL_MEMHOOKS_CALLBACK static int hook_madvise(void *addr, size_t len, int advice)
 {
     switch (advice) {
         case MADV_DONTNEED:
@@ -174,7 +176,7 @@ static int hook_madvise(void *addr, size_t len, int advice)
 
 /* glibc's brk: the kernel returns the new break (the old one when it
  * refuses), and sbrk reads __curbrk. */
-static int hook_brk(void *addr)
+OPAL_MEMHOOKS_CALLBACK static int hook_brk(void *addr)
 {
     char *old = __curbrk;
     if (NULL != old && (uintptr_t) addr < (uintptr_t) old) {
@@ -189,7 +191,8 @@ static int hook_brk(void *addr)
     return 0;
 }
 
-static bool parse_hex(const char **p, const char *end, char stop, uintptr_t *value)
+OPAL_MEMHOOKS_CALLBACK static bool parse_hex(const char **p, const char *end, char stop,
+                                             uintptr_t *value)
 {
     uintptr_t v = 0;
     const char *s = *p;
@@ -211,7 +214,7 @@ static bool parse_hex(const char **p, const char *end, char stop, uintptr_t *val
 /* The size of the mapping starting at addr, from /proc/self/maps, read
  * with system calls into a stack buffer (no allocation in a hook); 0 when
  * not found. */
-static size_t mapping_size_at(uintptr_t addr)
+OPAL_MEMHOOKS_CALLBACK static size_t mapping_size_at(uintptr_t addr)
 {
     int fd = (int) syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -246,7 +249,7 @@ out:
     return found;
 }
 
-static int hook_shmdt(const void *addr)
+OPAL_MEMHOOKS_CALLBACK static int hook_shmdt(const void *addr)
 {
     size_t size = mapping_size_at((uintptr_t) addr);
     if (size > 0) {

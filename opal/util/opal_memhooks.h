@@ -46,6 +46,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Put on a release callback (and on what it calls). glibc trims the
+ * stack of an exiting thread, and frees cached stacks, after
+ * ThreadSanitizer has retired that thread: instrumented code there
+ * crashes TSan's runtime. So in TSan builds the hooks and callbacks are
+ * not instrumented (their synchronisation is invisible to TSan; the
+ * callbacks' rule above keeps them short and self-contained anyway). */
+#if defined(__SANITIZE_THREAD__)
+#define OPAL_MEMHOOKS_CALLBACK __attribute__((no_sanitize_thread, noinline))
+#elif defined(__has_feature) && defined(__has_attribute)
+#if __has_feature(thread_sanitizer) && __has_attribute(disable_sanitizer_instrumentation)
+#define OPAL_MEMHOOKS_CALLBACK __attribute__((disable_sanitizer_instrumentation, noinline))
+#endif
+#endif
+#ifndef OPAL_MEMHOOKS_CALLBACK
+#define OPAL_MEMHOOKS_CALLBACK
+#endif
+
 /* [base, base + size) is being (or has just been) given back. */
 typedef void (*opal_memhooks_release_fn_t)(void *base, size_t size, void *ctx);
 

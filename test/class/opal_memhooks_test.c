@@ -51,7 +51,7 @@ static struct {
 } seen[MAX_SEEN];
 static atomic_uint nseen;
 
-static void record(void *base, size_t size, void *ctx)
+OPAL_MEMHOOKS_CALLBACK static void record(void *base, size_t size, void *ctx)
 {
     (void) ctx;
     unsigned i = atomic_fetch_add_explicit(&nseen, 1, memory_order_relaxed);
@@ -158,7 +158,7 @@ END_TEST
 
 /* A subscriber that releases memory itself is called again for that. */
 static char *side;
-static void unmap_side(void *base, size_t size, void *ctx)
+OPAL_MEMHOOKS_CALLBACK static void unmap_side(void *base, size_t size, void *ctx)
 {
     (void) base;
     (void) size;
