@@ -15,12 +15,15 @@ if [ -e /sys/class/infiniband/rxe1 ]; then
     say "rxe1 is there already"
     exit 0
 fi
-ip link add rxv0 type veth peer name rxv1 || { say "cannot make the veth pair rxv0/rxv1"; exit 1; }
-for dev in rxv0 rxv1; do
-    sysctl -q -w "net.ipv6.conf.$dev.disable_ipv6=1" >/dev/null 2>&1
-done
-ip addr add 10.98.0.1/24 dev rxv0 && ip addr add 10.98.0.2/24 dev rxv1 &&
-    ip link set rxv0 up && ip link set rxv1 up || { say "cannot bring up rxv0/rxv1"; exit 1; }
+if [ ! -e /sys/class/net/rxv0 ]; then
+    ip link add rxv0 type veth peer name rxv1 || { say "cannot make the veth pair rxv0/rxv1"; exit 1; }
+    for dev in rxv0 rxv1; do
+        sysctl -q -w "net.ipv6.conf.$dev.disable_ipv6=1" >/dev/null 2>&1
+    done
+    ip addr add 10.98.0.1/24 dev rxv0 && ip addr add 10.98.0.2/24 dev rxv1 ||
+        { say "cannot give rxv0/rxv1 their addresses"; exit 1; }
+fi
+ip link set rxv0 up && ip link set rxv1 up || { say "cannot bring up rxv0/rxv1"; exit 1; }
 rdma link add rxe1 type rxe netdev rxv0 || { say "rdma link add rxe1 failed"; exit 1; }
 for _ in $(seq 100); do
     grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state 2>/dev/null && break

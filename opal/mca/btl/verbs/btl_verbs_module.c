@@ -109,6 +109,8 @@ static void module_failed(mca_btl_verbs_module_t *module, const char *what)
 
 /* ------------------------------------------------------------ progress */
 
+static int async_ready(int fd, uint32_t epoll_events, void *context);
+
 static mca_btl_verbs_endpoint_t *ep_of_kind(mca_btl_verbs_wr_kind_t *kind)
 {
     if (MCA_BTL_VERBS_WR_PROBE == *kind) {
@@ -210,6 +212,12 @@ int mca_btl_verbs_module_progress(mca_btl_verbs_module_t *module)
     }
     if (OPAL_UNLIKELY(0 == (++module->progress_calls & 1023u))) {
         mca_btl_verbs_liveness_check(module, false);
+        /* opal_progress() alone never runs the fd callbacks (only
+         * opal_progress_wait does): a busy-polling process must still
+         * hear of a port going down. */
+        if (module->async_fd >= 0) {
+            (void) async_ready(module->async_fd, 0, module);
+        }
     }
     if (OPAL_UNLIKELY(module->connect_timer_fd >= 0) &&
         opal_timer_ns() >= module->next_connect_ns) {
@@ -252,8 +260,16 @@ static int channel_arm(int fd, void *context)
     return mca_btl_verbs_module_progress(module) > 0 ? OPAL_ERR_RESOURCE_BUSY : OPAL_SUCCESS;
 }
 
+/* Whether the module's GID index still holds the GID it published. */
+static bool gid_still_ours(mca_btl_verbs_module_t *module)
+{
+    union ibv_gid gid;
+    return 0 == ibv_query_gid(module->ctx, module->port, module->gid_index, &gid) &&
+           0 == memcmp(gid.raw, module->addr.gid, 16);
+}
+
 /* Asynchronous events: a QP in error names its peer; this module's port
- * going down or its device dying breaks the module. */
+ * going down, its GID going away or its device dying breaks the module. */
 static int async_ready(int fd, uint32_t epoll_events, void *context)
 {
     (void) fd;
@@ -283,6 +299,20 @@ static int async_ready(int fd, uint32_t epoll_events, void *context)
                 if (event.element.port_num == module->port) {
                     snprintf(what, sizeof(what), "port %s:%u went down (%s)", module->dev_name,
                              (unsigned) module->port, ibv_event_type_str(event.event_type));
+                    module_failed(module, what);
+                }
+                break;
+            case IBV_EVENT_GID_CHANGE:
+                /* The address this port published is what peers reach
+                 * it at: gone (its IP address removed, its net device
+                 * deleted, which is all soft-RoCE reports when the
+                 * device goes away) or moved, the port is lost. */
+                if (event.element.port_num == module->port && !gid_still_ours(module)) {
+                    char gid[64];
+                    mca_btl_verbs_gid_string(module->addr.gid, gid, sizeof(gid));
+                    snprintf(what, sizeof(what), "GID %s of port %s:%u is gone (%s)", gid,
+                             module->dev_name, (unsigned) module->port,
+                             ibv_event_type_str(event.event_type));
                     module_failed(module, what);
                 }
                 break;
