@@ -40,6 +40,19 @@ typedef struct opal_cursor_t {
     void *decode_ctx;
 } opal_cursor_t;
 
+/* Little-endian loads and stores of the wire integers: one memcpy (a
+ * plain load or store on the usual little-endian host, a byte swap on a
+ * big-endian one) instead of a loop over the bytes. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#    define OPAL_CURSOR_LE16(v) __builtin_bswap16(v)
+#    define OPAL_CURSOR_LE32(v) __builtin_bswap32(v)
+#    define OPAL_CURSOR_LE64(v) __builtin_bswap64(v)
+#else
+#    define OPAL_CURSOR_LE16(v) (v)
+#    define OPAL_CURSOR_LE32(v) (v)
+#    define OPAL_CURSOR_LE64(v) (v)
+#endif
+
 /* A cursor writing into buf (size bytes), from its start. */
 static inline void opal_cursor_init_write(opal_cursor_t *c, void *buf, size_t size)
 {
@@ -126,8 +139,8 @@ static inline void opal_cursor_put_u16(opal_cursor_t *c, uint16_t v)
 {
     uint8_t *p = opal_cursor_take(c, 2);
     if (NULL != p) {
-        p[0] = (uint8_t) v;
-        p[1] = (uint8_t) (v >> 8);
+        uint16_t le = OPAL_CURSOR_LE16(v);
+        memcpy(p, &le, 2);
     }
 }
 
@@ -135,9 +148,8 @@ static inline void opal_cursor_put_u32(opal_cursor_t *c, uint32_t v)
 {
     uint8_t *p = opal_cursor_take(c, 4);
     if (NULL != p) {
-        for (int i = 0; i < 4; ++i) {
-            p[i] = (uint8_t) (v >> (8 * i));
-        }
+        uint32_t le = OPAL_CURSOR_LE32(v);
+        memcpy(p, &le, 4);
     }
 }
 
@@ -145,9 +157,8 @@ static inline void opal_cursor_put_u64(opal_cursor_t *c, uint64_t v)
 {
     uint8_t *p = opal_cursor_take(c, 8);
     if (NULL != p) {
-        for (int i = 0; i < 8; ++i) {
-            p[i] = (uint8_t) (v >> (8 * i));
-        }
+        uint64_t le = OPAL_CURSOR_LE64(v);
+        memcpy(p, &le, 8);
     }
 }
 
@@ -199,7 +210,11 @@ static inline uint8_t opal_cursor_get_u8(opal_cursor_t *c)
 static inline uint16_t opal_cursor_get_u16(opal_cursor_t *c)
 {
     const uint8_t *p = opal_cursor_take(c, 2);
-    return NULL == p ? 0 : (uint16_t) (p[0] | (p[1] << 8));
+    uint16_t v = 0;
+    if (NULL != p) {
+        memcpy(&v, p, 2);
+    }
+    return OPAL_CURSOR_LE16(v);
 }
 
 static inline uint32_t opal_cursor_get_u32(opal_cursor_t *c)
@@ -207,11 +222,9 @@ static inline uint32_t opal_cursor_get_u32(opal_cursor_t *c)
     const uint8_t *p = opal_cursor_take(c, 4);
     uint32_t v = 0;
     if (NULL != p) {
-        for (int i = 3; i >= 0; --i) {
-            v = (v << 8) | p[i];
-        }
+        memcpy(&v, p, 4);
     }
-    return v;
+    return OPAL_CURSOR_LE32(v);
 }
 
 static inline uint64_t opal_cursor_get_u64(opal_cursor_t *c)
@@ -219,11 +232,9 @@ static inline uint64_t opal_cursor_get_u64(opal_cursor_t *c)
     const uint8_t *p = opal_cursor_take(c, 8);
     uint64_t v = 0;
     if (NULL != p) {
-        for (int i = 7; i >= 0; --i) {
-            v = (v << 8) | p[i];
-        }
+        memcpy(&v, p, 8);
     }
-    return v;
+    return OPAL_CURSOR_LE64(v);
 }
 
 /* A blob written by opal_cursor_put_blob: returns a pointer to its bytes

@@ -45,6 +45,9 @@ static const btl_test_case_t cases[] = {
     {"sendi", btl_test_case_sendi,
      "immediate sends until busy while the receiver does not progress; nothing lost"},
     {"rdma", btl_test_case_rdma, "put and get at offsets in registered regions"},
+    {"rdma-again", btl_test_case_rdma_again,
+     "rdma three times, the regions unmapped and mapped again at the same addresses between "
+     "rounds"},
     {"alltoall", btl_test_case_alltoall, "every rank sends to every rank, checked"},
     {"self", btl_test_case_self, "a rank sends to itself (np 1)"},
     {"killed", btl_test_case_killed,

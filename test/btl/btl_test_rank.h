@@ -155,6 +155,7 @@ bool btl_test_case_tags(int argc, char **argv);
 int btl_test_tags_register(void);
 void btl_test_tags_release(void);
 bool btl_test_case_rdma(int argc, char **argv);
+bool btl_test_case_rdma_again(int argc, char **argv);
 bool btl_test_case_killed(int argc, char **argv);
 int btl_test_killed_register(void);
 bool btl_test_case_portdown(int argc, char **argv);

@@ -8,6 +8,11 @@
  * flushes, checks what it got and tells the owner (RDMA_DONE), who then
  * checks its slot. A peer without an RDMA module is skipped with a line
  * saying so.
+ *
+ * rdma-again runs the same three times; between rounds each rank
+ * deregisters, unmaps its regions and maps new pages at the same
+ * addresses, so a registration cache that missed the unmap hands out the
+ * old pages' registration and the puts land where nobody looks.
  */
 #include "opal/opal_config.h"
 
@@ -15,9 +20,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_memhooks.h"
 #include "test/btl/btl_test_rank.h"
 
 #define NXFER     7
@@ -100,6 +107,31 @@ typedef struct {
 } rdma_state_t;
 
 static rdma_state_t st;
+
+/* rdma-again: the regions are mappings of their own, placed where the
+ * previous round's were. */
+static bool remap;
+static unsigned char *prev_region, *prev_local;
+
+static unsigned char *map_at(unsigned char *hint, size_t size)
+{
+    void *p = MAP_FAILED;
+    if (NULL != hint) {
+        p = mmap(hint, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (MAP_FAILED != p && p != hint) {
+            (void) munmap(p, size); /* an old kernel took it as a hint */
+            p = MAP_FAILED;
+        }
+        if (MAP_FAILED == p) {
+            btl_test_say("rdma-again: %p was taken again, mapping elsewhere", (void *) hint);
+        }
+    }
+    if (MAP_FAILED == p) {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    return MAP_FAILED == p ? NULL : p;
+}
 
 static reg_t *registration(mca_btl_base_module_t *btl)
 {
@@ -258,8 +290,14 @@ static bool setup(void)
     st.region_size = st.slot * (btl_test.size + 1);
     st.local_size = 2 * st.slot;
     st.regs = calloc(btl_test.size, sizeof(*st.regs));
-    if (NULL == st.regs || 0 != posix_memalign((void **) &st.region, 4096, st.region_size) ||
-        0 != posix_memalign((void **) &st.local, 4096, st.local_size)) {
+    if (remap) {
+        st.region = map_at(prev_region, st.region_size);
+        st.local = map_at(prev_local, st.local_size);
+    }
+    if (NULL == st.regs ||
+        (remap ? NULL == st.region || NULL == st.local
+               : 0 != posix_memalign((void **) &st.region, 4096, st.region_size) ||
+                     0 != posix_memalign((void **) &st.local, 4096, st.local_size))) {
         btl_test_fail("out of memory for the rdma regions");
         return false;
     }
@@ -283,8 +321,19 @@ static void teardown(void)
         }
     }
     free(st.regs);
-    free(st.region);
-    free(st.local);
+    if (remap) {
+        prev_region = st.region;
+        prev_local = st.local;
+        if (NULL != st.region) {
+            (void) munmap(st.region, st.region_size);
+        }
+        if (NULL != st.local) {
+            (void) munmap(st.local, st.local_size);
+        }
+    } else {
+        free(st.region);
+        free(st.local);
+    }
     memset(&st, 0, sizeof(st));
 }
 
@@ -352,4 +401,22 @@ bool btl_test_case_rdma(int argc, char **argv)
     }
     teardown();
     return ok && !btl_test.broken;
+}
+
+bool btl_test_case_rdma_again(int argc, char **argv)
+{
+    remap = true;
+    bool ok = true;
+    for (int round = 0; ok && round < 3; ++round) {
+        ok = btl_test_case_rdma(argc, argv) && btl_test_barrier();
+    }
+    remap = false;
+    /* Whether a registration cache could have heard of the unmaps (the
+     * guest list checks it for btl/verbs). */
+    const char *why = opal_memhooks_why();
+    btl_test_say("rdma-again: memory hooks %s%s", opal_memhooks_active() ? "active" : "off: ",
+                 opal_memhooks_active() ? ""
+                 : NULL != why          ? why
+                                        : "nobody subscribed");
+    return ok;
 }

@@ -1,6 +1,7 @@
 /* opal_interval_tree_t: containment and overlap queries against a brute
  * force model, balance after inserts and removals; opal_rcache_t on it:
- * hits, LRU eviction under a pinned-memory bound, invalidation. */
+ * hits, LRU eviction under a pinned-memory bound, invalidation, access
+ * rights. (Invalidation by the memory hooks: opal_memhooks_test.) */
 #include "opal/opal_config.h"
 
 #include <stdint.h>
@@ -441,6 +442,75 @@ START_TEST(destruct_deregisters_held_and_invalidated_entries)
 }
 END_TEST
 
+/* Rights: a register function told what each acquire asks for. */
+static unsigned last_access;
+static int fake_register_access(void *ctx, void *base, size_t size, unsigned access, void **reg)
+{
+    last_access = access;
+    return fake_register(ctx, base, size, reg);
+}
+
+static void rc_setup_access(void)
+{
+    memset(&nic, 0, sizeof(nic));
+    OBJ_CONSTRUCT(&rc, opal_rcache_t);
+    page = rc.page_size;
+    ck_assert_int_eq(opal_rcache_init_access(&rc, 0, fake_register_access, fake_deregister, &nic),
+                     OPAL_SUCCESS);
+}
+
+START_TEST(an_entry_with_fewer_rights_is_widened_not_handed_out)
+{
+    rc_setup_access();
+    opal_rcache_entry_t *a, *b, *c;
+    ck_assert_int_eq(opal_rcache_acquire_access(&rc, space(0), 4 * page, 0x1, &a), OPAL_SUCCESS);
+    ck_assert_uint_eq(last_access, 0x1);
+    opal_rcache_release(&rc, a);
+    /* Inside a's range but asking for a right a lacks: a new entry with
+     * both rights over a's whole range; a (unheld) goes now. */
+    ck_assert_int_eq(opal_rcache_acquire_access(&rc, space(1), page, 0x4, &b), OPAL_SUCCESS);
+    ck_assert_ptr_ne(b, a);
+    ck_assert_uint_eq(last_access, 0x5);
+    ck_assert_uint_eq(b->access, 0x5);
+    ck_assert_ptr_eq(b->base, space(0));
+    ck_assert_uint_eq(b->size, 4 * page);
+    ck_assert_int_eq(nic.live[0], 0);
+    /* Either right alone, or none, is now a hit on b. */
+    ck_assert_int_eq(opal_rcache_acquire_access(&rc, space(0), page, 0x1, &c), OPAL_SUCCESS);
+    ck_assert_ptr_eq(c, b);
+    opal_rcache_release(&rc, c);
+    ck_assert_int_eq(opal_rcache_acquire(&rc, space(3), page, &c), OPAL_SUCCESS);
+    ck_assert_ptr_eq(c, b);
+    opal_rcache_release(&rc, c);
+    ck_assert_uint_eq(rc.hits, 2);
+    ck_assert_uint_eq(rc.pinned, 4 * page);
+    opal_rcache_release(&rc, b);
+    OBJ_DESTRUCT(&rc);
+    ck_assert_int_eq(nic.deregistered, 2);
+}
+END_TEST
+
+START_TEST(a_held_narrower_entry_stays_valid_until_released)
+{
+    rc_setup_access();
+    opal_rcache_entry_t *a, *b;
+    ck_assert_int_eq(opal_rcache_acquire_access(&rc, space(0), page, 0x2, &a), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rcache_acquire_access(&rc, space(0), page, 0x8, &b), OPAL_SUCCESS);
+    ck_assert_uint_eq(b->access, 0xa);
+    ck_assert(a->invalid);
+    ck_assert_int_eq(nic.live[0], 1);
+    opal_rcache_release(&rc, a);
+    ck_assert_int_eq(nic.live[0], 0);
+    ck_assert_uint_eq(rc.pinned, page);
+    opal_rcache_release(&rc, b);
+    /* Rights need a register function that takes them. */
+    OBJ_DESTRUCT(&rc);
+    rc_setup_limit(0);
+    ck_assert_int_eq(opal_rcache_acquire_access(&rc, space(0), page, 0x1, &a), OPAL_ERR_BAD_PARAM);
+    OBJ_DESTRUCT(&rc);
+}
+END_TEST
+
 static Suite *interval_tree_suite(void)
 {
     Suite *s = suite_create("opal_interval_tree");
@@ -458,6 +528,8 @@ static Suite *interval_tree_suite(void)
     OPAL_TEST_ADD(s, invalidate_drops_unheld_now_and_held_at_release);
     OPAL_TEST_ADD(s, a_failed_registration_is_not_cached);
     OPAL_TEST_ADD(s, destruct_deregisters_held_and_invalidated_entries);
+    OPAL_TEST_ADD(s, an_entry_with_fewer_rights_is_widened_not_handed_out);
+    OPAL_TEST_ADD(s, a_held_narrower_entry_stays_valid_until_released);
     return s;
 }
 

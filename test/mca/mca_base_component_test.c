@@ -12,6 +12,7 @@
 #include "opal/mca/base/mca_base_open.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_memhooks.h"
 #include "test/mca/mca_base_test_support.h"
 #include "test/mca/mcatest/mcatest.h"
 #include "test/support/opal_test.h"
@@ -36,6 +37,13 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && 0 == strcmp(s + n - m, suffix);
 }
 
+static void ignore_release(void *base, size_t size, void *ctx)
+{
+    (void) base;
+    (void) size;
+    (void) ctx;
+}
+
 START_TEST(mca_base_open_is_counted_and_registers_its_variables)
 {
     mt_reset();
@@ -56,6 +64,19 @@ START_TEST(mca_base_open_is_counted_and_registers_its_variables)
     ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);
     ck_assert_ptr_null(mca_base_component_repository_failures());
     ck_assert_int_eq(mca_base_close(), OPAL_ERR_NOT_INITIALIZED);
+}
+END_TEST
+
+START_TEST(opal_memhooks_none_reaches_the_memory_hooks)
+{
+    mt_reset();
+    mt_set("opal_memhooks", "none");
+    ck_assert_int_eq(mca_base_open(), OPAL_SUCCESS);
+    ck_assert(mt_var_exists("opal_memhooks"));
+    ck_assert_int_eq(opal_memhooks_subscribe(ignore_release, NULL), OPAL_ERR_NOT_SUPPORTED);
+    ck_assert_ptr_nonnull(strstr(opal_memhooks_why(), "MCA variable opal_memhooks"));
+    ck_assert_int_eq(mca_base_close(), OPAL_SUCCESS);
+    mt_reset();
 }
 END_TEST
 
@@ -592,6 +613,7 @@ static Suite *component_suite(void)
 {
     Suite *s = suite_create("mca_base_component");
     OPAL_TEST_ADD(s, mca_base_open_is_counted_and_registers_its_variables);
+    OPAL_TEST_ADD(s, opal_memhooks_none_reaches_the_memory_hooks);
     OPAL_TEST_ADD(s, mca_base_verbose_shows_the_search);
     OPAL_TEST_ADD(s, build_tree_plugins_are_found);
     OPAL_TEST_ADD(s, plugin_file_names_split_at_the_second_underscore);

@@ -416,6 +416,50 @@ START_TEST(reply_after_timeout_is_dropped_and_counted)
 }
 END_TEST
 
+/* Replies are matched by id through a table with a slot per id modulo its
+ * size: a request held while thousands of others pass shares its slot
+ * with later ones (which then go to the overflow table), and every reply
+ * still finds its own request. */
+START_TEST(a_request_held_while_thousands_pass_gets_its_own_reply)
+{
+    outcome_t held_o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_LATER), 5);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &held_o), OPAL_SUCCESS);
+    while (0 == atomic_load(&held_count)) {
+        (void) opal_rpc_progress(ctx, 10);
+    }
+    /* Some in flight together, so that slots are shared among the
+     * passing ones too. */
+    enum { TOTAL = 2600, BATCH = 40 };
+    static outcome_t o[BATCH];
+    for (int done = 0; done < TOTAL; done += BATCH) {
+        memset(o, 0, sizeof(o));
+        for (int i = 0; i < BATCH; ++i) {
+            opal_rpc_request_t *r = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), (uint32_t) (done + i));
+            ck_assert_int_eq(opal_rpc_req_send(r, record, &o[i]), OPAL_SUCCESS);
+        }
+        for (int i = 0; i < BATCH; ++i) {
+            ck_assert_int_eq(opal_rpc_progress_cond(ctx, 20000, called, &o[i]), OPAL_SUCCESS);
+            ck_assert_int_eq(o[i].status, OPAL_SUCCESS);
+            ck_assert_uint_eq(o[i].value, (uint32_t) (done + i) + 1);
+        }
+    }
+    ck_assert_int_eq(atomic_load(&held_o.calls), 0);
+    echo_out_t *out = opal_rpc_req_output(held[0]);
+    out->value = 9999;
+    ck_assert_int_eq(opal_rpc_reply_send(held[0]), OPAL_SUCCESS);
+    opal_rpc_req_decref(held[0]);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 20000, called, &held_o), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(held_o.calls, 1);
+    ck_assert_int_eq(held_o.status, OPAL_SUCCESS);
+    ck_assert_uint_eq(held_o.value, 9999);
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.late_replies, 0);
+}
+END_TEST
+
 static void *reply_from_thread(void *arg)
 {
     opal_rpc_request_t *req = arg;
@@ -840,6 +884,7 @@ static Suite *engine_suite(const char *name)
     add(s, send_to_a_missing_context_fails_the_request);
     add(s, requests_between_two_contexts);
     add(s, credits_bound_requests_in_flight_and_keep_order);
+    add(s, a_request_held_while_thousands_pass_gets_its_own_reply);
     add(s, reply_timeout_abort_and_failure_race_completes_each_once);
     add(s, destroying_a_context_with_requests_is_refused);
     add(s, inline_op_runs_on_the_progress_thread);

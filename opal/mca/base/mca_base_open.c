@@ -17,6 +17,7 @@
 #include "opal/runtime/opal_build_tree.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_fault.h"
+#include "opal/util/opal_memhooks.h"
 #include "opal/util/opal_output.h"
 
 #ifndef OPAL_PKGLIBDIR
@@ -38,10 +39,16 @@ static int var_log_mask = -1;
 static char *log_mask = NULL;
 static int var_log_file = -1;
 static char *log_file = NULL;
+static int var_memhooks = -1;
+static int memhooks_mode = 0;
 
 static void deregister_vars(void)
 {
-    int *vars[] = {&var_path, &var_show, &var_verbose, &var_fault, &var_log_mask, &var_log_file};
+    int *vars[] = {&var_path,     &var_show,     &var_verbose, &var_fault,
+                   &var_log_mask, &var_log_file, &var_memhooks};
+    if (var_memhooks >= 0) {
+        opal_memhooks_set_mode(NULL);
+    }
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); ++i) {
         if (*vars[i] >= 0) {
             (void) mca_base_var_deregister(*vars[i]);
@@ -130,7 +137,31 @@ static int register_vars(void)
         "rank, %p for the pid (e.g. /tmp/log.%r)",
         MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_3,
         MCA_BASE_VAR_SCOPE_LOCAL, &log_file);
-    return var_log_file < 0 ? var_log_file : OPAL_SUCCESS;
+    if (var_log_file < 0) {
+        return var_log_file;
+    }
+    /* An enumeration: the variable system refuses another value, naming
+     * it and where it was set, and keeps auto. */
+    static const mca_base_var_enum_value_t memhooks_modes[] = {{0, "auto"}, {1, "none"}, {0, NULL}};
+    mca_base_var_enum_t *modes = NULL;
+    int rc = mca_base_var_enum_create("opal_memhooks", memhooks_modes, &modes);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    memhooks_mode = 0;
+    var_memhooks = mca_base_var_register(
+        "opal", "opal", NULL, "memhooks",
+        "Memory release hooks (opal/util/opal_memhooks.h), which let registration caches forget "
+        "memory given back to the kernel: auto (patch libc's munmap, free, ... where possible) "
+        "or none",
+        MCA_BASE_VAR_TYPE_INT, modes, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_LOCAL, &memhooks_mode);
+    OBJ_RELEASE(modes);
+    if (var_memhooks < 0) {
+        return var_memhooks;
+    }
+    opal_memhooks_set_mode(1 == memhooks_mode ? "none" : "auto");
+    return OPAL_SUCCESS;
 }
 
 int mca_base_open(void)

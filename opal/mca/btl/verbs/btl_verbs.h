@@ -37,7 +37,10 @@
  *
  * RDMA is IBV_WR_RDMA_WRITE / IBV_WR_RDMA_READ with the peer's rkey and
  * address from its registration handle; registrations go through an
- * opal_rcache_t (btl_verbs_rcache_limit bounds the memory pinned).
+ * opal_rcache_t (btl_verbs_rcache_limit bounds the memory pinned), keyed
+ * by the IBV access bits the register flags ask for, and watching the
+ * memory release hooks (opal_rcache_watch; without hooks a registration
+ * is invalidated at its last deregister).
  *
  * Locking: the module's recursive lock when opal_using_threads().
  */
@@ -321,7 +324,7 @@ void mca_btl_verbs_rdma_complete(mca_btl_verbs_module_t *module, mca_btl_verbs_r
                                  int status);
 
 /* Registration cache hooks (btl_verbs_rdma.c). */
-int mca_btl_verbs_rcache_register(void *ctx, void *base, size_t size, void **reg);
+int mca_btl_verbs_rcache_register(void *ctx, void *base, size_t size, unsigned access, void **reg);
 void mca_btl_verbs_rcache_deregister(void *ctx, void *reg);
 
 /* The module's operations. */

@@ -21,6 +21,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_memhooks.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
@@ -605,10 +606,16 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
 
     OBJ_CONSTRUCT(&module->rcache, opal_rcache_t);
     module->rcache_constructed = true;
-    rc = opal_rcache_init(&module->rcache, c->rcache_limit, mca_btl_verbs_rcache_register,
-                          mca_btl_verbs_rcache_deregister, module);
+    rc = opal_rcache_init_access(&module->rcache, c->rcache_limit, mca_btl_verbs_rcache_register,
+                                 mca_btl_verbs_rcache_deregister, module);
     if (OPAL_SUCCESS != rc) {
         FAIL(rc, "registration cache: %s", opal_strerror(rc));
+    }
+    if (OPAL_SUCCESS != opal_rcache_watch(&module->rcache)) {
+        opal_output_verbose(1, mca_btl_base_output,
+                            "btl/verbs (%s): no memory release hooks (%s): registrations are not "
+                            "kept past their deregister",
+                            module->transport, opal_memhooks_why());
     }
 
     rc = opal_progress_fd_register_armed(module->channel->fd, channel_ready, channel_arm, module);

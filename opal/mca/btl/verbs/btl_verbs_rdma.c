@@ -1,7 +1,8 @@
 /*
  * RDMA: put as RDMA write, get as RDMA read, with the peer's rkey and
  * address from its registration handle; registrations through the
- * module's registration cache.
+ * module's registration cache, which memory release hooks keep true
+ * (opal_rcache_watch) and which registers with the rights asked.
  */
 #include "opal/opal_config.h"
 
@@ -17,16 +18,33 @@
 
 /* ------------------------------------------------------- registrations */
 
-int mca_btl_verbs_rcache_register(void *ctx, void *base, size_t size, void **reg)
+/* The IBV access bits btl_register_mem's flags ask for. The device wants
+ * local write wherever remote write is allowed; a local read needs no
+ * bit (every MR allows it). access is the cache's key: an entry serves a
+ * request whose bits it all has (opal_rcache_acquire_access). */
+static unsigned access_of(uint32_t flags)
+{
+    unsigned access = 0;
+    if (0 != (flags & MCA_BTL_REG_FLAG_LOCAL_WRITE)) {
+        access |= IBV_ACCESS_LOCAL_WRITE;
+    }
+    if (0 != (flags & MCA_BTL_REG_FLAG_REMOTE_READ)) {
+        access |= IBV_ACCESS_REMOTE_READ;
+    }
+    if (0 != (flags & MCA_BTL_REG_FLAG_REMOTE_WRITE)) {
+        access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    }
+    return access;
+}
+
+int mca_btl_verbs_rcache_register(void *ctx, void *base, size_t size, unsigned access, void **reg)
 {
     mca_btl_verbs_module_t *module = ctx;
-    struct ibv_mr *mr =
-        ibv_reg_mr(module->pd, base, size,
-                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+    struct ibv_mr *mr = ibv_reg_mr(module->pd, base, size, (int) access);
     if (NULL == mr) {
         opal_output_verbose(1, mca_btl_base_output,
-                            "btl/verbs (%s): ibv_reg_mr of %zu bytes at %p: %s", module->transport,
-                            size, base, strerror(errno));
+                            "btl/verbs (%s): ibv_reg_mr of %zu bytes at %p (access 0x%x): %s",
+                            module->transport, size, base, access, strerror(errno));
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     *reg = mr;
@@ -44,14 +62,14 @@ mca_btl_verbs_register_mem(mca_btl_base_module_t *btl, struct mca_btl_base_endpo
                            void *base, size_t size, uint32_t flags)
 {
     (void) endpoint;
-    (void) flags; /* every registration allows every access: one cache entry serves all */
     mca_btl_verbs_module_t *module = mca_btl_verbs_module(btl);
     mca_btl_verbs_reg_t *reg = malloc(sizeof(*reg));
     if (NULL == reg) {
         return NULL;
     }
     OPAL_THREAD_LOCK(&module->lock);
-    int rc = opal_rcache_acquire(&module->rcache, base, size > 0 ? size : 1, &reg->entry);
+    int rc = opal_rcache_acquire_access(&module->rcache, base, size > 0 ? size : 1,
+                                        access_of(flags), &reg->entry);
     OPAL_THREAD_UNLOCK(&module->lock);
     if (OPAL_SUCCESS != rc) {
         opal_output_verbose(
@@ -79,7 +97,15 @@ int mca_btl_verbs_deregister_mem(mca_btl_base_module_t *btl,
         return OPAL_ERR_BAD_PARAM;
     }
     OPAL_THREAD_LOCK(&module->lock);
-    opal_rcache_release(&module->rcache, reg->entry);
+    opal_rcache_entry_t *e = reg->entry;
+    void *e_base = e->base;
+    size_t e_size = e->size;
+    opal_rcache_release(&module->rcache, e);
+    if (!module->rcache.watching) {
+        /* Nothing tells the cache when this memory is freed: keep no
+         * registration past its last deregister. */
+        opal_rcache_invalidate(&module->rcache, e_base, e_size);
+    }
     OPAL_THREAD_UNLOCK(&module->lock);
     free(reg);
     return OPAL_SUCCESS;

@@ -28,14 +28,21 @@
 static void service_hook(opal_na_class_t *cls, void *arg)
 {
     opal_bulk_class_t *bc = arg;
+    /* Most rounds of a busy loop find nothing here: they count and leave
+     * with plain loads and stores (the count may lose a round to a race;
+     * it only paces the idle polls). The two locked instructions below
+     * were about 40 cycles of every idle round of an RPC server. */
+    uint32_t rounds = atomic_load_explicit(&bc->service_idle_rounds, memory_order_relaxed) + 1;
+    if (rounds < SERVICE_IDLE_PERIOD && !opal_na_trigger_pending(bc->service_ctx)) {
+        atomic_store_explicit(&bc->service_idle_rounds, rounds, memory_order_relaxed);
+        return;
+    }
     /* acquire: pairs with the release below, so the next thread in sees
      * what this one's trigger did. Another thread in the hook: skip. */
     if (atomic_flag_test_and_set_explicit(&bc->service_busy, memory_order_acquire)) {
         return;
     }
     unsigned int n = 0;
-    uint32_t rounds =
-        atomic_fetch_add_explicit(&bc->service_idle_rounds, 1, memory_order_relaxed) + 1;
     if (rounds >= SERVICE_IDLE_PERIOD) {
         /* The component's poll directly: opal_na_poll would run this
          * hook again. */

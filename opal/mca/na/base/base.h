@@ -202,6 +202,9 @@ OPAL_DECLSPEC int opal_na_poll_get_fd(opal_na_class_t *cls, opal_na_context_t *c
 /* True when sleeping on the fd is safe now (nothing queued to trigger,
  * nothing only polling would find). */
 OPAL_DECLSPEC bool opal_na_poll_try_wait(opal_na_class_t *cls, opal_na_context_t *ctx);
+/* True when ctx has completions queued for opal_na_trigger (one relaxed
+ * load: a check for idle loops). */
+OPAL_DECLSPEC bool opal_na_trigger_pending(const opal_na_context_t *ctx);
 /* Runs up to max (0: all) queued callbacks of ctx; *count (may be NULL)
  * gets how many ran. */
 OPAL_DECLSPEC int opal_na_trigger(opal_na_context_t *ctx, unsigned int max, unsigned int *count);

@@ -55,7 +55,7 @@ int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uin
     if (total > e->eager_size) {
         return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
     }
-    uint8_t *b = malloc(total);
+    uint8_t *b = opal_rpc_base_block_alloc(total, false);
     if (NULL == b) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -68,7 +68,7 @@ int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uin
     uint8_t *h = opal_cursor_take(&c, hsize);
     rc = NULL == h && hsize > 0 ? OPAL_ERR_FATAL : opal_bulk_serialize(h, hsize, 0, req->in_bulk);
     if (OPAL_SUCCESS != rc || !opal_cursor_done(&c)) {
-        free(b);
+        opal_rpc_base_block_free(b);
         return OPAL_SUCCESS != rc ? rc : OPAL_ERR_FATAL;
     }
     *buf = b;

@@ -153,7 +153,7 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
         total = OPAL_RPC_HDR_SIZE + payload;
         rc = total > e->eager_size ? OPAL_ERR_VALUE_OUT_OF_BOUNDS : OPAL_SUCCESS;
     }
-    if (OPAL_SUCCESS == rc && NULL == (b = malloc(total))) {
+    if (OPAL_SUCCESS == rc && NULL == (b = opal_rpc_base_block_alloc(total, false))) {
         rc = OPAL_ERR_OUT_OF_RESOURCE;
     }
     if (OPAL_SUCCESS == rc) {
@@ -170,7 +170,7 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
         }
     }
     if (OPAL_SUCCESS != rc) {
-        free(b);
+        opal_rpc_base_block_free(b);
         held_free(h);
         return rc;
     }

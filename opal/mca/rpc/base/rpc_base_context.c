@@ -36,12 +36,6 @@ typedef struct rpc_delayed_t {
     size_t len;
 } rpc_delayed_t;
 
-typedef struct rpc_send_t {
-    opal_rpc_context_t *ctx;
-    opal_rpc_request_t *req;
-    uint8_t *buf;
-} rpc_send_t;
-
 /* The context the calling thread progresses (opal_rpc_base_in_progress). */
 static _Thread_local opal_rpc_context_t *progressing;
 
@@ -93,7 +87,7 @@ static void recv_post(rpc_recv_slot_t *slot)
 
 static void send_done(const opal_na_cb_info_t *info)
 {
-    rpc_send_t *s = info->arg;
+    opal_rpc_base_send_t *s = info->arg;
     opal_rpc_request_t *req = s->req;
     if (NULL != req) {
         if (OPAL_SUCCESS != info->ret) {
@@ -106,8 +100,8 @@ static void send_done(const opal_na_cb_info_t *info)
         opal_rpc_req_decref(req);
     }
     atomic_fetch_sub_explicit(&s->ctx->sends_pending, 1, memory_order_relaxed);
-    free(s->buf);
-    free(s);
+    opal_rpc_base_block_free(s->buf);
+    opal_rpc_base_send_put(s, opal_rpc_engine.na);
 }
 
 int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_t ctx_idx,
@@ -151,8 +145,14 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
         }
         return OPAL_SUCCESS;
     }
-    rpc_send_t *s = malloc(sizeof(*s));
-    if (NULL == s) {
+    opal_rpc_base_send_t *s = opal_rpc_base_send_get();
+    if (NULL != s && NULL == s->op) {
+        s->op = opal_na_op_create(e->na);
+    }
+    if (NULL == s || NULL == s->op) {
+        if (NULL != s) {
+            opal_rpc_base_send_put(s, e->na);
+        }
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto fail;
     }
@@ -164,18 +164,18 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
     }
     atomic_fetch_add_explicit(&ctx->sends_pending, 1, memory_order_relaxed);
     rc = opal_na_msg_send_unexpected(e->na, ctx->na_ctx, send_done, s, buf, len, NULL, addr,
-                                     ctx_idx, 0, NULL);
+                                     ctx_idx, 0, s->op);
     if (OPAL_SUCCESS != rc) {
         atomic_fetch_sub_explicit(&ctx->sends_pending, 1, memory_order_relaxed);
         if (NULL != req) {
             opal_rpc_req_decref(req);
         }
-        free(s);
+        opal_rpc_base_send_put(s, e->na);
         goto fail;
     }
     return OPAL_SUCCESS;
 fail:
-    free(buf);
+    opal_rpc_base_block_free(buf);
     if (NULL != req) {
         char why[96];
         snprintf(why, sizeof(why), "could not send to context %u: %s", ctx_idx, opal_strerror(rc));
@@ -218,7 +218,7 @@ int opal_rpc_base_delay_reply(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uin
     if (NULL == d ||
         (NULL != addr && OPAL_SUCCESS != opal_na_addr_dup(opal_rpc_engine.na, addr, &d->addr))) {
         free(d);
-        free(buf);
+        opal_rpc_base_block_free(buf);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     d->due_ns = opal_timer_ns() + ms * 1000000;
@@ -386,9 +386,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         opal_rpc_req_decref(req);
         return;
     }
-    opal_mutex_lock(&ctx->lock);
-    ++ctx->stats.handled;
-    opal_mutex_unlock(&ctx->lock);
+    atomic_fetch_add_explicit(&ctx->handled, 1, memory_order_relaxed);
     if (NULL == ctx->sched || 0 != (op->flags & OPAL_RPC_OP_INLINE)) {
         op->handler(req);
         opal_rpc_req_decref(req);
@@ -397,13 +395,53 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     handler_schedule(ctx, op, req, oneway);
 }
 
+/* Slots of a context's table of requests in flight (a power of two). */
+#define RPC_INFLIGHT_SLOTS 1024
+
+int opal_rpc_base_inflight_set(opal_rpc_context_t *ctx, opal_rpc_request_t *req)
+{
+    opal_rpc_request_t **slot = &ctx->inflight_slots[req->id & ctx->inflight_mask];
+    if (NULL == *slot) {
+        *slot = req;
+        return OPAL_SUCCESS;
+    }
+    /* An older request still waits on this slot: the rare case. */
+    int rc = opal_hash_table_set_value_uint64(&ctx->inflight, req->id, req);
+    if (OPAL_SUCCESS == rc) {
+        ++ctx->inflight_overflow;
+    }
+    return rc;
+}
+
+opal_rpc_request_t *opal_rpc_base_inflight_get(opal_rpc_context_t *ctx, uint64_t id)
+{
+    opal_rpc_request_t *req = ctx->inflight_slots[id & ctx->inflight_mask];
+    if (NULL != req && req->id == id) {
+        return req;
+    }
+    void *found = NULL;
+    if (0 != ctx->inflight_overflow) {
+        (void) opal_hash_table_get_value_uint64(&ctx->inflight, id, &found);
+    }
+    return found;
+}
+
+void opal_rpc_base_inflight_remove(opal_rpc_context_t *ctx, opal_rpc_request_t *req)
+{
+    opal_rpc_request_t **slot = &ctx->inflight_slots[req->id & ctx->inflight_mask];
+    if (*slot == req) {
+        *slot = NULL;
+    } else if (0 != ctx->inflight_overflow &&
+               OPAL_SUCCESS == opal_hash_table_remove_value_uint64(&ctx->inflight, req->id)) {
+        --ctx->inflight_overflow;
+    }
+}
+
 static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
                           const uint8_t *payload)
 {
-    void *found = NULL;
     opal_mutex_lock(&ctx->lock);
-    (void) opal_hash_table_get_value_uint64(&ctx->inflight, hdr->id, &found);
-    opal_rpc_request_t *req = found;
+    opal_rpc_request_t *req = opal_rpc_base_inflight_get(ctx, hdr->id);
     if (NULL == req || req->opcode != hdr->opcode) {
         ++ctx->stats.late_replies;
         opal_mutex_unlock(&ctx->lock);
@@ -528,7 +566,7 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     while (NULL != m) {
         rpc_msg_t *next = m->next;
         opal_rpc_base_deliver(ctx, m->data, m->len, NULL);
-        free(m->data);
+        opal_rpc_base_block_free(m->data);
         free(m);
         m = next;
         ++events;
@@ -657,12 +695,18 @@ int opal_rpc_context_create(uint8_t idx, opal_rpc_context_t **ctxp)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     ctx->idx = idx;
-    ctx->next_id = 1;
+    atomic_init(&ctx->next_id, 1);
+    atomic_init(&ctx->handled, 0);
     OBJ_CONSTRUCT(&ctx->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&ctx->cond, opal_condition_t);
     OBJ_CONSTRUCT(&ctx->inflight, opal_hash_table_t);
     opal_rpc_timer_heap_init(&ctx->timers);
-    rc = opal_hash_table_init(&ctx->inflight, 1024);
+    rc = opal_hash_table_init(&ctx->inflight, 64);
+    ctx->inflight_mask = RPC_INFLIGHT_SLOTS - 1;
+    ctx->inflight_slots = calloc(RPC_INFLIGHT_SLOTS, sizeof(*ctx->inflight_slots));
+    if (OPAL_SUCCESS == rc && NULL == ctx->inflight_slots) {
+        rc = OPAL_ERR_OUT_OF_RESOURCE;
+    }
     if (OPAL_SUCCESS == rc && e->sched_open) {
         rc = opal_sched_create(&ctx->sched);
     }
@@ -714,6 +758,7 @@ fail:
         (void) opal_sched_destroy(&ctx->sched);
     }
     opal_rpc_timer_heap_fini(&ctx->timers);
+    free(ctx->inflight_slots);
     OBJ_DESTRUCT(&ctx->inflight);
     OBJ_DESTRUCT(&ctx->cond);
     OBJ_DESTRUCT(&ctx->lock);
@@ -810,7 +855,7 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
     while (NULL != ctx->in_head) {
         rpc_msg_t *m = ctx->in_head;
         ctx->in_head = m->next;
-        free(m->data);
+        opal_rpc_base_block_free(m->data);
         free(m);
     }
     while (NULL != ctx->targets) {
@@ -825,6 +870,7 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
         (void) opal_sched_destroy(&ctx->sched);
     }
     opal_rpc_timer_heap_fini(&ctx->timers);
+    free(ctx->inflight_slots);
     OBJ_DESTRUCT(&ctx->inflight);
     OBJ_DESTRUCT(&ctx->cond);
     OBJ_DESTRUCT(&ctx->lock);
@@ -842,6 +888,7 @@ void opal_rpc_context_stats(opal_rpc_context_t *ctx, opal_rpc_stats_t *stats)
     opal_mutex_lock(&ctx->lock);
     *stats = ctx->stats;
     opal_mutex_unlock(&ctx->lock);
+    stats->handled = atomic_load_explicit(&ctx->handled, memory_order_relaxed);
 }
 
 int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)

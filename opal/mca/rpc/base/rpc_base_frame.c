@@ -160,6 +160,7 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
                             opal_strerror(rc));
     }
     e->refcount = 1;
+    opal_rpc_base_pool_init();
     /* Collective RPC's protocol, the self-test's (rpc_selftest.h), IV's (rpc_iv.h), the group
      * registry and, in a job, this rank's URI in the modex (rpc_group.h). */
     rc = opal_rpc_base_corpc_init();
@@ -206,6 +207,7 @@ int opal_rpc_finalize(void)
         e->sched_open = false;
     }
     opal_rpc_base_proto_clear();
+    opal_rpc_base_pool_fini(e->na);
     OBJ_DESTRUCT(&e->lock);
     if (NULL != e->bulk) {
         (void) opal_bulk_finalize(e->bulk);

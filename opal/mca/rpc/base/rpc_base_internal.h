@@ -37,6 +37,14 @@ typedef struct rpc_proto_entry_t {
     opal_rpc_proto_t proto;
 } rpc_proto_entry_t;
 
+/* The versions of one protocol base, newest registration first: a list
+ * that only grows while the engine is up, so that every message's opcode
+ * is looked up without a lock (rpc_base_proto.c). */
+typedef struct rpc_proto_node_t {
+    opal_rpc_proto_t proto;
+    struct rpc_proto_node_t *next;
+} rpc_proto_node_t;
+
 typedef struct opal_rpc_engine_t {
     int refcount;
     opal_na_class_t *na;     /* NULL: this process only */
@@ -45,6 +53,7 @@ typedef struct opal_rpc_engine_t {
     opal_mutex_t lock;
     rpc_proto_entry_t *protos;
     size_t proto_count;
+    _Atomic(rpc_proto_node_t *) by_base[256];
     opal_rpc_context_t *contexts[256];
     bool sched_open; /* opal_sched_init succeeded: handlers run as tasks */
 } opal_rpc_engine_t;
@@ -76,6 +85,32 @@ typedef struct rpc_msg_t {
     size_t len;
     uint8_t *data;
 } rpc_msg_t;
+
+/* A message on its way out through na: what send_done needs, and an na
+ * operation id kept across sends (rpc_base_pool.c). */
+typedef struct opal_rpc_base_send_t {
+    opal_list_item_t super;
+    opal_rpc_context_t *ctx;
+    opal_rpc_request_t *req;
+    uint8_t *buf;
+    opal_na_op_id_t *op; /* created at the record's first send */
+} opal_rpc_base_send_t;
+
+/* The requests awaiting a reply, by id (under the context's lock). */
+int opal_rpc_base_inflight_set(opal_rpc_context_t *ctx, opal_rpc_request_t *req);
+opal_rpc_request_t *opal_rpc_base_inflight_get(opal_rpc_context_t *ctx, uint64_t id);
+void opal_rpc_base_inflight_remove(opal_rpc_context_t *ctx, opal_rpc_request_t *req);
+
+/* The caches (rpc_base_pool.c): opened by opal_rpc_init, drained by
+ * opal_rpc_finalize (na's operation ids destroyed while na is up). */
+void opal_rpc_base_pool_init(void);
+void opal_rpc_base_pool_fini(opal_na_class_t *na);
+/* Memory for request blocks and encoded messages (zeroed if asked); free
+ * it with opal_rpc_base_block_free only. */
+void *opal_rpc_base_block_alloc(size_t size, bool zero);
+void opal_rpc_base_block_free(void *p);
+opal_rpc_base_send_t *opal_rpc_base_send_get(void);
+void opal_rpc_base_send_put(opal_rpc_base_send_t *s, opal_na_class_t *na);
 
 struct opal_rpc_request_t {
     _Atomic int32_t refcount;
@@ -126,8 +161,14 @@ struct opal_rpc_context_t {
     opal_mutex_t lock;
     opal_condition_t cond; /* a blocking progress without na waits here */
     bool waiting;
-    opal_hash_table_t inflight; /* id -> request awaiting a reply */
-    uint64_t next_id;
+    /* id -> request awaiting a reply: a slot per id modulo the table's
+     * size (ids are sequential, so the requests in flight rarely share
+     * one), and the hash table for those that do (rpc_base_context.c). */
+    opal_rpc_request_t **inflight_slots;
+    uint64_t inflight_mask;
+    size_t inflight_overflow;
+    opal_hash_table_t inflight;
+    _Atomic uint64_t next_id;
     opal_rpc_request_t *live; /* client requests sent, not completed */
     size_t live_requests;
     _Atomic int server_requests; /* handlers' requests not released */
@@ -147,6 +188,8 @@ struct opal_rpc_context_t {
     _Atomic int sends_pending; /* na sends not completed */
     unsigned int rounds;       /* progress rounds (timers every 16th when spinning) */
     opal_rpc_stats_t stats;
+    /* stats.handled, counted without the lock (every request handled). */
+    _Atomic uint64_t handled;
     /* Runs the handlers (NULL when the sched framework could not open:
      * then they are called directly). */
     opal_sched_t *sched;

@@ -37,11 +37,20 @@ static int proto_add(const opal_rpc_proto_t *proto)
         }
     }
     rpc_proto_entry_t *protos = realloc(e->protos, (e->proto_count + 1) * sizeof(*protos));
-    if (NULL == protos) {
+    rpc_proto_node_t *node = malloc(sizeof(*node));
+    if (NULL == protos || NULL == node) {
+        if (NULL != protos) {
+            e->protos = protos;
+        }
+        free(node);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     e->protos = protos;
     e->protos[e->proto_count++].proto = *proto;
+    node->proto = *proto;
+    node->next = atomic_load_explicit(&e->by_base[proto->base], memory_order_relaxed);
+    /* release: a lookup that finds the node sees it filled in. */
+    atomic_store_explicit(&e->by_base[proto->base], node, memory_order_release);
     return OPAL_SUCCESS;
 }
 
@@ -84,12 +93,9 @@ int opal_rpc_base_proto_lookup(uint32_t opcode, const opal_rpc_op_t **op, char *
     bool base_known = false;
     int rc = OPAL_ERR_NOT_FOUND;
     why[0] = '\0';
-    opal_mutex_lock(&e->lock);
-    for (size_t i = 0; i < e->proto_count; ++i) {
-        const opal_rpc_proto_t *p = &e->protos[i].proto;
-        if (p->base != base) {
-            continue;
-        }
+    for (const rpc_proto_node_t *n = atomic_load_explicit(&e->by_base[base], memory_order_acquire);
+         NULL != n; n = n->next) {
+        const opal_rpc_proto_t *p = &n->proto;
         base_known = true;
         if (p->version != version) {
             continue;
@@ -103,7 +109,6 @@ int opal_rpc_base_proto_lookup(uint32_t opcode, const opal_rpc_op_t **op, char *
         rc = OPAL_SUCCESS;
         break;
     }
-    opal_mutex_unlock(&e->lock);
     if (OPAL_ERR_NOT_FOUND == rc && why[0] == '\0') {
         if (base_known) {
             snprintf(why, why_size,
@@ -165,6 +170,14 @@ int opal_rpc_base_proto_add_reserved(const opal_rpc_proto_t *proto)
 
 void opal_rpc_base_proto_clear(void)
 {
+    for (int b = 0; b < 256; ++b) {
+        rpc_proto_node_t *n = atomic_exchange(&opal_rpc_engine.by_base[b], NULL);
+        while (NULL != n) {
+            rpc_proto_node_t *next = n->next;
+            free(n);
+            n = next;
+        }
+    }
     free(opal_rpc_engine.protos);
     opal_rpc_engine.protos = NULL;
     opal_rpc_engine.proto_count = 0;

@@ -29,7 +29,7 @@ int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec
     if (total > limit || payload > UINT32_MAX) {
         return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
     }
-    uint8_t *b = malloc(total);
+    uint8_t *b = opal_rpc_base_block_alloc(total, false);
     if (NULL == b) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -45,7 +45,7 @@ int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec
     }
     if (!opal_cursor_done(&c)) {
         /* size() and encode() disagree: a codec bug, never the peer's. */
-        free(b);
+        opal_rpc_base_block_free(b);
         return OPAL_ERR_FATAL;
     }
     *buf = b;
@@ -100,13 +100,13 @@ static size_t args_align(size_t n)
 
 opal_rpc_request_t *opal_rpc_base_req_alloc(const opal_rpc_op_t *op)
 {
-    /* One block for the request and its argument structs: a null RPC made
-     * ten malloc / free calls per side, half of its instructions (callgrind,
-     * docs/rpc.md). */
+    /* One block for the request and its argument structs, from the
+     * engine's cache: a null RPC made ten malloc / free calls per side,
+     * half of its instructions (callgrind, docs/rpc.md). */
     size_t in = NULL != op->in ? args_align(op->in->struct_size) : 0;
     size_t out = NULL != op->out ? args_align(op->out->struct_size) : 0;
     size_t head = args_align(sizeof(opal_rpc_request_t));
-    char *block = calloc(1, head + in + out);
+    char *block = opal_rpc_base_block_alloc(head + in + out, true);
     if (NULL == block) {
         return NULL;
     }
@@ -193,13 +193,13 @@ void opal_rpc_base_req_destroy(opal_rpc_request_t *req)
         req->op->out->free(req->output);
     }
     free(req->error_reason);
-    free(req->pending_buf);
+    opal_rpc_base_block_free(req->pending_buf);
     if (NULL != req->in_bulk) {
         (void) opal_bulk_free(req->in_bulk);
     }
     free(req->in_bulk_buf);
     opal_rpc_addr_free(req->addr);
-    free(req);
+    opal_rpc_base_block_free(req);
 }
 
 /* The credit account of (addr, idx), created on first use. Under ctx->lock. */
@@ -239,9 +239,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     req->cb = cb;
     req->cb_arg = arg;
 
-    opal_mutex_lock(&ctx->lock);
-    req->id = ctx->next_id++;
-    opal_mutex_unlock(&ctx->lock);
+    req->id = atomic_fetch_add_explicit(&ctx->next_id, 1, memory_order_relaxed);
 
     opal_rpc_hdr_t hdr = {.type = OPAL_RPC_HDR_REQUEST,
                           .flags = oneway ? OPAL_RPC_HDR_F_ONEWAY : 0,
@@ -303,7 +301,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     }
     req->target = t;
     if (req->expects_reply) {
-        (void) opal_hash_table_set_value_uint64(&ctx->inflight, req->id, req);
+        (void) opal_rpc_base_inflight_set(ctx, req);
     }
     if (NULL != req->in_bulk) {
         ++ctx->stats.bulk_inputs;
@@ -329,7 +327,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     }
     return OPAL_SUCCESS;
 out_drop:
-    free(buf);
+    opal_rpc_base_block_free(buf);
     opal_rpc_req_decref(req);
     return rc;
 }
@@ -371,13 +369,13 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     req->status = status;
     req->error_reason = reason;
     if (req->expects_reply) {
-        (void) opal_hash_table_remove_value_uint64(&ctx->inflight, req->id);
+        opal_rpc_base_inflight_remove(ctx, req);
     }
     (void) opal_rpc_timer_heap_remove(&ctx->timers, &req->timer);
     rpc_target_t *t = req->target;
     if (RPC_REQ_QUEUED == was) {
         target_unqueue(t, req);
-        free(req->pending_buf);
+        opal_rpc_base_block_free(req->pending_buf);
         req->pending_buf = NULL;
     }
     if (req->holds_credit) {
@@ -414,8 +412,11 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     }
     ctx->done_tail = req;
     atomic_store_explicit(&ctx->done_ready, true, memory_order_relaxed);
+    /* opal_rpc_base_wake's signal, under the lock already held. */
+    if (ctx->waiting) {
+        opal_condition_signal(&ctx->cond);
+    }
     opal_mutex_unlock(&ctx->lock);
-    opal_rpc_base_wake(ctx);
     if (NULL != next) {
         (void) opal_rpc_base_transmit(ctx, next->addr, next->peer_ctx, next_buf, next_len, next);
         opal_rpc_req_decref(next);
@@ -444,8 +445,10 @@ int opal_rpc_base_req_complete_local(opal_rpc_request_t *req, int status, opal_r
     ctx->done_tail = req;
     /* The idle round's hint, as opal_rpc_base_complete sets it. */
     atomic_store_explicit(&ctx->done_ready, true, memory_order_relaxed);
+    if (ctx->waiting) {
+        opal_condition_signal(&ctx->cond);
+    }
     opal_mutex_unlock(&ctx->lock);
-    opal_rpc_base_wake(ctx);
     return OPAL_SUCCESS;
 }
 
@@ -507,7 +510,7 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
     }
     if (OPAL_FAULT(rpc_reply_drop)) {
         /* Lost on the way: an output by bulk stays held until it expires. */
-        free(buf);
+        opal_rpc_base_block_free(buf);
         return OPAL_SUCCESS;
     }
     if (OPAL_FAULT(rpc_reply_delay)) {
