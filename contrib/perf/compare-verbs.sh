@@ -21,7 +21,11 @@
 # Latency: ib_send_lat's t_avg against opal_perf latency at 8 bytes over
 # `--mca btl self,verbs` and over `--mca btl self,ofi` with verbs;ofi_rxm.
 # Bandwidth: ib_write_bw (Gb/s, converted to MB/s of 10^6 bytes) against
-# opal_perf na-put over `--na btl` on btl/verbs (a window of RDMA writes).
+# opal_perf na-put over `--na btl` on btl/verbs (a window of RDMA writes),
+# once with both ranks spinning in progress and once with --blocking
+# (progress sleeps on the completion channel): ib_write_bw's server sleeps
+# in a read while the client writes, and in the guest the CPUs a spinning
+# target takes are the ones rxe needs to move the data.
 # Under emulation absolute times mean nothing: only the ratios of one run
 # count. Ratios are btl/verbs / the other; the targets (issue 14): 8 B
 # latency <= 1.2x ib_send_lat and <= 0.8x btl/ofi; bandwidth >= 0.9x
@@ -39,7 +43,7 @@ while [ $# -gt 0 ]; do
         --bw-sizes) bw_sizes=$2; shift 2 ;;
         --bw-iters) bw_iters=$2; shift 2 ;;
         --bw-window) bw_window=$2; shift 2 ;;
-        -h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compare-verbs.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         *) build=$1; shift ;;
     esac
@@ -115,10 +119,10 @@ ours_lat() {
 }
 ours_put() {
     # A window of bw_window puts, bw_iters / bw_window times: as many bytes
-    # as ib_write_bw moves.
+    # as ib_write_bw moves. "$@": more opal_perf options (--blocking).
     local iters=$((bw_iters / bw_window > 1 ? bw_iters / bw_window : 1))
     "$MCARUN" -np 2 --timeout 300 "$opal_perf" na-put --na btl --sizes "$bw_sizes" \
-        --window "$bw_window" --iterations "$iters" --warmup 1 --mca btl self,verbs 2>&1 |
+        --window "$bw_window" --iterations "$iters" --warmup 1 --mca btl self,verbs "$@" 2>&1 |
         awk '$1 ~ /^[0-9]+$/ {print $1, $2}'
 }
 
@@ -140,6 +144,11 @@ for round in $(seq 1 "$rounds"); do
     done
     ours_put >"$work/put.round"
     while read -r line; do note ours.bw "$line"; done <"$work/put.round"
+    # The same with progress that sleeps on the completion channel: the
+    # target waits the way ib_write_bw's server does (in a read), leaving
+    # the guest's CPUs to rxe, which does the copying in the kernel.
+    ours_put --blocking >"$work/put.round"
+    while read -r line; do note ours.bw.blocking "$line"; done <"$work/put.round"
 done
 
 median() { sort -g | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
@@ -156,10 +165,12 @@ echo "  btl/verbs / ib_send_lat t_avg     = $(ratio "$lat_verbs" "$lat_ib_send_l
 echo "  btl/verbs / ib_send_lat t_typical = $(ratio "$lat_verbs" "$lat_ib_send_lat_typical")x"
 echo "  btl/verbs / btl/ofi                = $(ratio "$lat_verbs" "$lat_ofi")x (target <= 0.8)"
 echo "RDMA write bandwidth (MB/s, 10^6 bytes; median of $rounds)"
-printf '  %-9s %12s %12s %8s\n' size ib_write_bw "btl/verbs" ratio
+printf '  %-9s %12s %12s %8s %12s %8s\n' size ib_write_bw "btl/verbs" ratio "(blocking)" ratio
 for size in $bw_bytes; do
     ib=$(awk -v s="$size" '$1 == s && $2 != "" {print $2}' "$work/ib.bw" | median)
     ours=$(awk -v s="$size" '$1 == s {print $2}' "$work/ours.bw" | median)
-    printf '  %-9s %12s %12s %7sx\n' "$size" "${ib:--}" "${ours:--}" "$(ratio "$ours" "$ib")"
+    blk=$(awk -v s="$size" '$1 == s {print $2}' "$work/ours.bw.blocking" | median)
+    printf '  %-9s %12s %12s %7sx %12s %7sx\n' "$size" "${ib:--}" "${ours:--}" \
+        "$(ratio "$ours" "$ib")" "${blk:--}" "$(ratio "$blk" "$ib")"
 done
 echo "  (target: btl/verbs >= 0.9x ib_write_bw from 64 KiB to 4 MiB)"

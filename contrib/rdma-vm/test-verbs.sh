@@ -11,7 +11,8 @@
 #    alone), and libfabric's fi_pingpong over verbs;ofi_rxm, 64 B (eager)
 #    and 1 MiB (rendezvous, an RDMA read).
 # 4. The test commands of the list files (default: verbs-tests.list, then
-#    verbs-btl.list, beside this script), each in BUILD-DIR with a time limit. A command whose
+#    verbs-btl.list, then verbs-ports.list, which adds a second device,
+#    rxe1, beside this script), each in BUILD-DIR with a time limit. A command whose
 #    build-tree programs are not built is skipped and said to be.
 #
 # Options:
@@ -46,7 +47,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ $default_list = yes ] && lists=("$here/verbs-tests.list" "$here/verbs-btl.list")
+[ $default_list = yes ] && lists=("$here/verbs-tests.list" "$here/verbs-btl.list" "$here/verbs-ports.list")
 
 # shellcheck source=../test-list.sh
 . "$here/../test-list.sh"

@@ -52,6 +52,9 @@ static const btl_test_case_t cases[] = {
     {"self", btl_test_case_self, "a rank sends to itself (np 1)"},
     {"killed", btl_test_case_killed,
      "the last rank dies mid-transfer; the others get the error callback"},
+    {"portdown", btl_test_case_portdown,
+     "TRANSPORT COMMAND: one of two modules to the peer fails (COMMAND); its error callback "
+     "names it, the other goes on"},
     {NULL, NULL, NULL},
 };
 
@@ -406,6 +409,9 @@ static int register_tags(void)
     }
     if (OPAL_SUCCESS == rc) {
         rc = btl_test_killed_register();
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = btl_test_portdown_register();
     }
     return rc;
 }

@@ -11,6 +11,7 @@
  *                           alltoall, sendi)
  *   BTL_TEST_TAG_EACH_MIN..MAX  one callback per tag (tags case)
  *   BTL_TEST_TAG_KILLED     traffic while a rank dies (killed case)
+ *   BTL_TEST_TAG_PORTDOWN   one module's messages (portdown case)
  *   BTL_TEST_TAG_UNCLAIMED  never registered (tags case)
  */
 #ifndef OPAL_TEST_BTL_BTL_TEST_RANK_H
@@ -29,7 +30,8 @@
 #define BTL_TEST_TAG_STREAM0   0x80
 #define BTL_TEST_STREAM_TAGS   4
 #define BTL_TEST_TAG_EACH_MIN  0x84
-#define BTL_TEST_TAG_EACH_MAX  0xfc
+#define BTL_TEST_TAG_EACH_MAX  0xfb
+#define BTL_TEST_TAG_PORTDOWN  0xfc
 #define BTL_TEST_TAG_KILLED    0xfd
 
 /* The job, as this rank sees it. */
@@ -156,6 +158,8 @@ bool btl_test_case_rdma(int argc, char **argv);
 bool btl_test_case_rdma_again(int argc, char **argv);
 bool btl_test_case_killed(int argc, char **argv);
 int btl_test_killed_register(void);
+bool btl_test_case_portdown(int argc, char **argv);
+int btl_test_portdown_register(void);
 
 /* The error callback: records the failed rank and says so. */
 void btl_test_error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const opal_proc_t *errproc,

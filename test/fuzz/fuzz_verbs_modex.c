@@ -30,23 +30,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mca_btl_verbs_modex_t m;
     int rc = mca_btl_verbs_modex_unpack(blob, size, owner, job_size, &m, why, sizeof(why));
     if (OPAL_SUCCESS == rc) {
-        uint32_t *qpns = calloc(m.count > 0 ? m.count : 1, sizeof(*qpns));
+        uint32_t *qpns = calloc((size_t) m.nports * (m.count > 0 ? m.count : 1), sizeof(*qpns));
+        const uint32_t *arrays[MCA_BTL_VERBS_MODEX_PORTS_MAX];
         if (NULL == qpns) {
             abort();
         }
-        for (uint32_t i = 0; i < m.count; ++i) {
-            qpns[i] = mca_btl_verbs_modex_qpn(&m, i);
+        for (unsigned p = 0; p < m.nports; ++p) {
+            arrays[p] = qpns + (size_t) p * m.count;
+            for (uint32_t i = 0; i < m.count; ++i) {
+                qpns[(size_t) p * m.count + i] = mca_btl_verbs_modex_qpn(&m.ports[p], i);
+            }
         }
         void *again = NULL;
         size_t again_size = 0;
-        if (OPAL_SUCCESS != mca_btl_verbs_modex_pack(&m, qpns, &again, &again_size) ||
+        if (OPAL_SUCCESS != mca_btl_verbs_modex_pack(&m, arrays, &again, &again_size) ||
             again_size != size || 0 != memcmp(again, blob, size)) {
             abort();
         }
         free(again);
         free(qpns);
-        char gid[64];
-        mca_btl_verbs_gid_string(m.gid, gid, sizeof(gid));
+        for (unsigned p = 0; p < m.nports; ++p) {
+            char gid[64];
+            mca_btl_verbs_gid_string(m.ports[p].gid, gid, sizeof(gid));
+            /* Pairing with itself: every port finds its own place. */
+            if ((int) p != mca_btl_verbs_modex_pair(&m, p, &m, why, sizeof(why))) {
+                abort();
+            }
+        }
     } else if ((OPAL_ERR_BAD_VALUE != rc && OPAL_ERR_NOT_AVAILABLE != rc) ||
                (OPAL_ERR_BAD_VALUE == rc && '\0' == why[0])) {
         abort();

@@ -1,7 +1,8 @@
 /*
- * btl/verbs: active messages and RDMA straight over rdma-core, on one
- * port of one device (the first active one the include / exclude lists
- * allow).
+ * btl/verbs: active messages and RDMA straight over rdma-core, one module
+ * per active port of every device that btl_verbs_if_include /
+ * btl_verbs_if_exclude allow, nearest to the process's binding first
+ * (btl_verbs_near.h).
  *
  * Per module: a protection domain, one completion queue with a completion
  * channel (its fd is what opal_progress_wait sleeps on), one shared
@@ -10,13 +11,13 @@
  * RESET) and its number published in the modex (btl_verbs_modex.h), so
  * the two ends of a connection know each other's QPN, PSN, GID and LID
  * without a handshake: each side brings its own QP through INIT, RTR and
- * RTS from the peer's record. The first add_procs does it for every rank
- * that published one (a peer that never adds this process may still send
- * to it, so its QP here must be up), a 100 ms timer polls the modex for
- * the records still missing (connect_pending), and a first send to a
- * peer not yet connected does it then. A packet that reaches a QP not yet in RTR is
- * dropped and retransmitted by the sender's RC transport, so both sides
- * starting at once needs no ordering between them.
+ * RTS from the peer's record. The record lists every port of the process;
+ * a module talks to the peer's port on its subnet (mca_btl_verbs_modex_pair). The first add_procs
+ * does it for every rank that published one (a peer that never adds this process may still send to
+ * it, so its QP here must be up), a 100 ms timer polls the modex for the records still missing
+ * (connect_pending), and a first send to a peer not yet connected does it then. A packet that
+ * reaches a QP not yet in RTR is dropped and retransmitted by the sender's RC transport, so both
+ * sides starting at once needs no ordering between them.
  *
  * Active messages are IBV_WR_SEND_WITH_IMM: the payload is the message,
  * the immediate data carries the tag (bits 0-7) and credits given back
@@ -183,7 +184,9 @@ typedef struct mca_btl_verbs_module_t {
     struct ibv_srq *srq;
     uint8_t port;
     int gid_index;
-    mca_btl_verbs_modex_t addr; /* what this process published (qpns unset) */
+    mca_btl_verbs_modex_port_t addr; /* what this process published (qpns unset) */
+    /* Its port's index in the component's record (own). */
+    unsigned record_index;
     struct ibv_port_attr port_attr;
     char dev_name[64];
 
@@ -236,8 +239,13 @@ typedef struct mca_btl_verbs_module_t {
 
 typedef struct mca_btl_verbs_component_t {
     mca_btl_base_component_t super;
-    mca_btl_verbs_module_t *module;
-    mca_btl_base_module_t *modules[1];
+    /* The modules, nearest first; NULL once finalized. */
+    unsigned num_modules;
+    mca_btl_verbs_module_t *module[MCA_BTL_VERBS_MODEX_PORTS_MAX];
+    mca_btl_base_module_t *modules[MCA_BTL_VERBS_MODEX_PORTS_MAX];
+    /* What this process published: its ports by device name and port
+     * number (qpns unset), pid and job size. */
+    mca_btl_verbs_modex_t own;
 
     /* Variables (btl_verbs_*). */
     char *if_include;
@@ -272,8 +280,9 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
                                 const struct ibv_port_attr *port_attr,
                                 mca_btl_verbs_module_t **module, char **why);
 
-/* Publishes this module's record (QPNs included). */
-int mca_btl_verbs_module_publish(mca_btl_verbs_module_t *module);
+/* The QPNs of the module's queue pairs by peer rank (0 at its own), for
+ * the record: a malloc'd array of job_size, or NULL. */
+uint32_t *mca_btl_verbs_module_qpns(mca_btl_verbs_module_t *module);
 
 int mca_btl_verbs_module_progress(mca_btl_verbs_module_t *module);
 
@@ -291,8 +300,8 @@ void mca_btl_verbs_connect_pending(mca_btl_verbs_module_t *module);
  * opal_progress_wait (module->connect_timer_fd). */
 int mca_btl_verbs_connect_timer_open(mca_btl_verbs_module_t *module);
 
-/* The peer is gone or its QP broke: marks ep failed, reports it once to
- * the error callback with what. */
+/* The peer is gone, its QP broke, or the module's port or device did:
+ * marks ep failed, reports it once to the error callback with what. */
 void mca_btl_verbs_peer_failed(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
                                const char *what);
 

@@ -1,7 +1,8 @@
 /*
  * btl/verbs's lifecycle: register (its variables and the standard ones),
- * open, init (choose a device port and GID, create the module, publish
- * its record), progress, close.
+ * open, init (find the ports the include / exclude lists allow and their
+ * GIDs, create a module per port, nearest to the binding first, publish
+ * one record of them all), progress, close.
  */
 #include "opal/opal_config.h"
 
@@ -10,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/btl/verbs/btl_verbs.h"
+#include "opal/mca/btl/verbs/btl_verbs_near.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_argv.h"
@@ -23,8 +26,10 @@
 static int verbs_register(void);
 static int verbs_open(void);
 static int verbs_close(void);
+/* A port init may use. */
 static mca_btl_base_module_t **verbs_init(int *num_btls, bool enable_progress_threads,
                                           bool enable_mpi_threads);
+
 static int verbs_progress(void);
 
 mca_btl_verbs_component_t mca_btl_verbs_component = {
@@ -85,13 +90,17 @@ static int verbs_register(void)
     }
     c->if_include = NULL;
     rc = register_own("if_include",
-                      "Comma-separated devices or device:port to use (rxe0, mlx5_0:1); the "
-                      "first active port they allow is used. Exclusive with btl_verbs_if_exclude",
+                      "Comma-separated devices or device:port to use (rxe0, mlx5_0:1); every "
+                      "active port they allow is used, one module each. An entry that names no "
+                      "device or port here is an error. Exclusive with btl_verbs_if_exclude",
                       MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_3, &c->if_include);
     if (OPAL_SUCCESS == rc) {
         c->if_exclude = NULL;
-        rc = register_own("if_exclude", "Comma-separated devices or device:port never to use",
-                          MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_3, &c->if_exclude);
+        rc =
+            register_own("if_exclude",
+                         "Comma-separated devices or device:port never to use (an entry that names "
+                         "no device or port here is warned about)",
+                         MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_3, &c->if_exclude);
     }
     if (OPAL_SUCCESS == rc) {
         c->gid_index = -1;
@@ -174,16 +183,23 @@ static int verbs_register(void)
 
 static int verbs_open(void)
 {
-    mca_btl_verbs_component.module = NULL;
-    mca_btl_verbs_component.modules[0] = NULL;
+    mca_btl_verbs_component_t *c = &mca_btl_verbs_component;
+    c->num_modules = 0;
+    memset(c->module, 0, sizeof(c->module));
+    memset(c->modules, 0, sizeof(c->modules));
+    memset(&c->own, 0, sizeof(c->own));
     return OPAL_SUCCESS;
 }
 
 static int verbs_close(void)
 {
-    if (NULL != mca_btl_verbs_component.module) {
-        (void) mca_btl_verbs_finalize(&mca_btl_verbs_component.module->super);
+    mca_btl_verbs_component_t *c = &mca_btl_verbs_component;
+    for (unsigned i = 0; i < c->num_modules; ++i) {
+        if (NULL != c->module[i]) {
+            (void) mca_btl_verbs_finalize(&c->module[i]->super);
+        }
     }
+    c->num_modules = 0;
     return OPAL_SUCCESS;
 }
 
@@ -221,6 +237,41 @@ static bool listed(const char *list, const char *dev, unsigned port)
     }
     opal_argv_free(items);
     return found;
+}
+
+/* The first entry of list (btl_verbs_if_<which>) that names no device or
+ * port here, said in why; false when every one does. */
+static bool names_nothing(const char *which, const char *list, struct ibv_device **devices,
+                          int ndev, const uint8_t *nports, char *why, size_t why_size)
+{
+    char **items = opal_argv_split(list, ',');
+    bool bad = false;
+    for (int i = 0; NULL != items && NULL != items[i] && !bad; ++i) {
+        bool found = false;
+        for (int d = 0; d < ndev && !found; ++d) {
+            const char *name = ibv_get_device_name(devices[d]);
+            for (unsigned p = 1; p <= nports[d] && !found; ++p) {
+                found = listed(items[i], name, p);
+            }
+        }
+        if (!found) {
+            char names[160] = "";
+            size_t len = 0;
+            for (int d = 0; d < ndev && len < sizeof(names); ++d) {
+                int n = snprintf(names + len, sizeof(names) - len, "%s%s (%u port%s)",
+                                 0 == d ? "" : ", ", ibv_get_device_name(devices[d]),
+                                 (unsigned) nports[d], 1 == nports[d] ? "" : "s");
+                len += n > 0 ? (size_t) n : 0;
+            }
+            snprintf(why, why_size,
+                     "btl_verbs_if_%s names \"%s\", which is no device or device:port here "
+                     "(devices: %s)",
+                     which, items[i], names);
+            bad = true;
+        }
+    }
+    opal_argv_free(items);
+    return bad;
 }
 
 /* The GID index to use on an Ethernet (RoCE) port, or -1 with why. */
@@ -272,6 +323,164 @@ static int choose_gid(struct ibv_context *ctx, uint8_t port, const struct ibv_po
     return -1;
 }
 
+typedef struct {
+    int device; /* index in the device list */
+    char name[MCA_BTL_VERBS_MODEX_NAME_MAX];
+    uint8_t port;
+    int gid_index;
+    struct ibv_port_attr attr;
+} candidate_t;
+
+static int candidate_compare(const void *a, const void *b)
+{
+    const candidate_t *x = a, *y = b;
+    int rc = strcmp(x->name, y->name);
+    return 0 != rc ? rc : (int) x->port - (int) y->port;
+}
+
+/* Appends "dev:port: what" to the reasons of the ports not used. */
+static void skip(char *why, size_t why_size, const char *format, ...) OPAL_PRINTF_LIKE(3, 4);
+static void skip(char *why, size_t why_size, const char *format, ...)
+{
+    size_t len = strlen(why);
+    if (len > 0 && len + 2 < why_size) {
+        memcpy(why + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, format);
+    (void) vsnprintf(why + len, why_size - len, format, ap);
+    va_end(ap);
+}
+
+/* The ports of the devices that btl_verbs_if_include / _exclude allow,
+ * active and with a usable GID, sorted by device name and port number;
+ * *count of them, or -1 after declining. */
+static int find_ports(struct ibv_device **devices, int ndev, candidate_t *cands, char *why,
+                      size_t why_size)
+{
+    mca_btl_verbs_component_t *c = &mca_btl_verbs_component;
+    bool include = NULL != c->if_include && '\0' != c->if_include[0];
+    bool exclude = NULL != c->if_exclude && '\0' != c->if_exclude[0];
+    uint8_t *nports = calloc((size_t) ndev, 1);
+    struct ibv_context **ctxs = calloc((size_t) ndev, sizeof(*ctxs));
+    if (NULL == nports || NULL == ctxs) {
+        free(nports);
+        free(ctxs);
+        decline("out of memory");
+        return -1;
+    }
+    for (int d = 0; d < ndev; ++d) {
+        const char *name = ibv_get_device_name(devices[d]);
+        ctxs[d] = ibv_open_device(devices[d]);
+        struct ibv_device_attr dattr;
+        if (NULL == ctxs[d]) {
+            skip(why, why_size, "%s: ibv_open_device: %s", name, strerror(errno));
+        } else if (0 != ibv_query_device(ctxs[d], &dattr)) {
+            skip(why, why_size, "%s: ibv_query_device failed", name);
+        } else {
+            nports[d] = dattr.phys_port_cnt;
+        }
+    }
+    int count = -1;
+    char bad[384];
+    if (include &&
+        names_nothing("include", c->if_include, devices, ndev, nports, bad, sizeof(bad))) {
+        /* A typo would otherwise select the other ports, or none without
+         * saying why. */
+        decline("%s", bad);
+        goto out;
+    }
+    if (exclude &&
+        names_nothing("exclude", c->if_exclude, devices, ndev, nports, bad, sizeof(bad))) {
+        /* Excluding a device some nodes lack is no reason to stop. */
+        opal_output(0, "btl/verbs: %s: ignored", bad);
+    }
+    count = 0;
+    for (int d = 0; d < ndev; ++d) {
+        const char *name = ibv_get_device_name(devices[d]);
+        for (unsigned p = 1; NULL != ctxs[d] && p <= nports[d]; ++p) {
+            if (include && !listed(c->if_include, name, p)) {
+                skip(why, why_size, "%s:%u is not in btl_verbs_if_include", name, p);
+                continue;
+            }
+            if (exclude && listed(c->if_exclude, name, p)) {
+                skip(why, why_size, "%s:%u is in btl_verbs_if_exclude", name, p);
+                continue;
+            }
+            struct ibv_port_attr pa;
+            if (0 != ibv_query_port(ctxs[d], (uint8_t) p, &pa)) {
+                skip(why, why_size, "%s:%u: ibv_query_port failed", name, p);
+                continue;
+            }
+            if (IBV_PORT_ACTIVE != pa.state) {
+                skip(why, why_size, "%s:%u is not active (%s)", name, p,
+                     ibv_port_state_str(pa.state));
+                continue;
+            }
+            int g = 0;
+            if (IBV_LINK_LAYER_ETHERNET == pa.link_layer) {
+                char gwhy[200];
+                g = choose_gid(ctxs[d], (uint8_t) p, &pa, gwhy, sizeof(gwhy));
+                if (g < 0) {
+                    skip(why, why_size, "%s:%u: %s", name, p, gwhy);
+                    continue;
+                }
+            }
+            if (count == MCA_BTL_VERBS_MODEX_PORTS_MAX) {
+                skip(why, why_size, "%s:%u: more than %d ports", name, p,
+                     MCA_BTL_VERBS_MODEX_PORTS_MAX);
+                continue;
+            }
+            candidate_t *cand = &cands[count++];
+            cand->device = d;
+            snprintf(cand->name, sizeof(cand->name), "%s", name);
+            cand->port = (uint8_t) p;
+            cand->gid_index = g;
+            cand->attr = pa;
+        }
+    }
+    qsort(cands, (size_t) count, sizeof(*cands), candidate_compare);
+out:
+    for (int d = 0; d < ndev; ++d) {
+        if (NULL != ctxs[d]) {
+            ibv_close_device(ctxs[d]);
+        }
+    }
+    free(ctxs);
+    free(nports);
+    return count;
+}
+
+/* Publishes the record of every module's port (c->own). */
+static int publish(void)
+{
+    mca_btl_verbs_component_t *c = &mca_btl_verbs_component;
+    const uint32_t *qpns[MCA_BTL_VERBS_MODEX_PORTS_MAX] = {NULL};
+    uint32_t *owned[MCA_BTL_VERBS_MODEX_PORTS_MAX] = {NULL};
+    int rc = OPAL_SUCCESS;
+    for (unsigned i = 0; i < c->num_modules && OPAL_SUCCESS == rc; ++i) {
+        mca_btl_verbs_module_t *module = c->module[i];
+        owned[i] = mca_btl_verbs_module_qpns(module);
+        qpns[module->record_index] = owned[i];
+        rc = NULL == owned[i] ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_SUCCESS;
+    }
+    void *blob = NULL;
+    size_t size = 0;
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_btl_verbs_modex_pack(&c->own, qpns, &blob, &size);
+    }
+    for (unsigned i = 0; i < c->num_modules; ++i) {
+        free(owned[i]);
+    }
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = opal_modex_send(MCA_BTL_VERBS_MODEX_KEY, blob, size, OPAL_MODEX_SCOPE_GLOBAL);
+    free(blob);
+    return OPAL_SUCCESS == rc ? opal_modex_commit() : rc;
+}
+
 static mca_btl_base_module_t **verbs_init(int *num_btls, bool enable_progress_threads,
                                           bool enable_mpi_threads)
 {
@@ -290,6 +499,12 @@ static mca_btl_base_module_t **verbs_init(int *num_btls, bool enable_progress_th
                 c->max_qps);
         return NULL;
     }
+    mca_btl_base_module_t *tmpl = &mca_btl_verbs_module_template.super;
+    int rc = mca_btl_base_param_verify(tmpl, VERBS_CAPABILITIES);
+    if (OPAL_SUCCESS != rc) {
+        decline("its variables are inconsistent: %s", opal_strerror(rc));
+        return NULL;
+    }
 
     int ndev = 0;
     struct ibv_device **devices = ibv_get_device_list(&ndev);
@@ -301,113 +516,117 @@ static mca_btl_base_module_t **verbs_init(int *num_btls, bool enable_progress_th
         }
         return NULL;
     }
-    struct ibv_context *chosen = NULL;
-    uint8_t chosen_port = 0;
-    struct ibv_port_attr chosen_attr;
-    int gid_index = 0;
-    char why[256] = "";
-    for (int d = 0; d < ndev && NULL == chosen; ++d) {
-        const char *name = ibv_get_device_name(devices[d]);
-        struct ibv_context *ctx = ibv_open_device(devices[d]);
-        if (NULL == ctx) {
-            snprintf(why, sizeof(why), "%s: ibv_open_device: %s", name, strerror(errno));
-            continue;
-        }
-        struct ibv_device_attr dattr;
-        if (0 != ibv_query_device(ctx, &dattr)) {
-            snprintf(why, sizeof(why), "%s: ibv_query_device failed", name);
-            ibv_close_device(ctx);
-            continue;
-        }
-        for (unsigned p = 1; p <= dattr.phys_port_cnt && NULL == chosen; ++p) {
-            if (NULL != c->if_include && '\0' != c->if_include[0] &&
-                !listed(c->if_include, name, p)) {
-                snprintf(why, sizeof(why), "%s:%u is not in btl_verbs_if_include", name, p);
-                continue;
-            }
-            if (NULL != c->if_exclude && listed(c->if_exclude, name, p)) {
-                snprintf(why, sizeof(why), "%s:%u is in btl_verbs_if_exclude", name, p);
-                continue;
-            }
-            struct ibv_port_attr pa;
-            if (0 != ibv_query_port(ctx, (uint8_t) p, &pa)) {
-                snprintf(why, sizeof(why), "%s:%u: ibv_query_port failed", name, p);
-                continue;
-            }
-            if (IBV_PORT_ACTIVE != pa.state) {
-                snprintf(why, sizeof(why), "%s:%u is not active (%s)", name, p,
-                         ibv_port_state_str(pa.state));
-                continue;
-            }
-            int g = 0;
-            if (IBV_LINK_LAYER_ETHERNET == pa.link_layer) {
-                char gwhy[200];
-                g = choose_gid(ctx, (uint8_t) p, &pa, gwhy, sizeof(gwhy));
-                if (g < 0) {
-                    snprintf(why, sizeof(why), "%s:%u: %s", name, p, gwhy);
-                    continue;
-                }
-            }
-            chosen = ctx;
-            chosen_port = (uint8_t) p;
-            chosen_attr = pa;
-            gid_index = g;
-        }
-        if (NULL == chosen) {
-            ibv_close_device(ctx);
-        }
-    }
-    ibv_free_device_list(devices);
-    if (NULL == chosen) {
+    candidate_t cands[MCA_BTL_VERBS_MODEX_PORTS_MAX];
+    char why[512] = "";
+    int count = find_ports(devices, ndev, cands, why, sizeof(why));
+    if (0 == count) {
         decline("no usable port: %s", why[0] ? why : "no active port");
+    }
+    if (count <= 0) {
+        ibv_free_device_list(devices);
         return NULL;
     }
 
-    mca_btl_base_module_t *tmpl = &mca_btl_verbs_module_template.super;
-    int rc = mca_btl_base_param_verify(tmpl, VERBS_CAPABILITIES);
-    if (OPAL_SUCCESS != rc) {
-        ibv_close_device(chosen);
-        decline("its variables are inconsistent: %s", opal_strerror(rc));
-        return NULL;
+    /* Nearest to the binding first; equal ones by name and port. */
+    const char *names[MCA_BTL_VERBS_MODEX_PORTS_MAX];
+    int near[MCA_BTL_VERBS_MODEX_PORTS_MAX];
+    size_t order[MCA_BTL_VERBS_MODEX_PORTS_MAX];
+    for (int i = 0; i < count; ++i) {
+        names[i] = cands[i].name;
     }
-    mca_btl_verbs_module_t *module = NULL;
-    char *mwhy = NULL;
-    rc = mca_btl_verbs_module_create(chosen, chosen_port, gid_index, &chosen_attr, &module, &mwhy);
-    if (OPAL_SUCCESS != rc) {
-        decline("%s", NULL != mwhy ? mwhy : opal_strerror(rc));
-        free(mwhy);
-        return NULL;
+    char *cpuset = NULL;
+    if (count > 1 && OPAL_SUCCESS == opal_proc_get_binding(&cpuset) && NULL != cpuset) {
+        (void) mca_btl_verbs_near_rank(NULL, cpuset, (size_t) count, names, near);
+    } else {
+        for (int i = 0; i < count; ++i) {
+            near[i] = 1;
+        }
     }
-    if (opal_rte_installed()) {
-        rc = mca_btl_verbs_module_publish(module);
+    mca_btl_verbs_near_order((size_t) count, near, order);
+
+    memset(&c->own, 0, sizeof(c->own));
+    c->own.pid = (uint32_t) getpid();
+    c->own.count = NULL != job ? job->size : 1;
+    c->num_modules = 0;
+    why[0] = '\0';
+    for (int k = 0; k < count; ++k) {
+        const candidate_t *cand = &cands[order[k]];
+        struct ibv_context *ctx = ibv_open_device(devices[cand->device]);
+        if (NULL == ctx) {
+            skip(why, sizeof(why), "%s: ibv_open_device: %s", cand->name, strerror(errno));
+            continue;
+        }
+        mca_btl_verbs_module_t *module = NULL;
+        char *mwhy = NULL;
+        rc = mca_btl_verbs_module_create(ctx, cand->port, cand->gid_index, &cand->attr, &module,
+                                         &mwhy);
         if (OPAL_SUCCESS != rc) {
-            (void) mca_btl_verbs_finalize(&module->super);
+            skip(why, sizeof(why), "%s:%u: %s", cand->name, (unsigned) cand->port,
+                 NULL != mwhy ? mwhy : opal_strerror(rc));
+            free(mwhy);
+            continue;
+        }
+        char gid[64];
+        mca_btl_verbs_gid_string(module->addr.gid, gid, sizeof(gid));
+        module->super.btl_transport = module->transport;
+        opal_output_verbose(
+            10, mca_btl_base_output,
+            "verbs: %s port %u (%s, %s), GID %d %s/%u, LID %u, MTU %d: eager %zu, max send "
+            "%zu, inline %u, %u credits per peer, SRQ %zu, CQ %zu",
+            module->dev_name, (unsigned) module->port,
+            IBV_LINK_LAYER_ETHERNET == cand->attr.link_layer ? "Ethernet" : "InfiniBand",
+            0 == near[order[k]]   ? "near the binding"
+            : 2 == near[order[k]] ? "away from the binding"
+                                  : "locality unknown",
+            cand->gid_index, gid, (unsigned) module->addr.prefix, (unsigned) module->addr.lid,
+            128 << module->addr.mtu, module->super.btl_eager_limit, module->super.btl_max_send_size,
+            module->inline_max, module->credits, module->srq_size, module->cq_size);
+        c->module[c->num_modules] = module;
+        c->modules[c->num_modules] = &module->super;
+        c->num_modules++;
+    }
+    ibv_free_device_list(devices);
+    free(cpuset);
+    if (0 == c->num_modules) {
+        decline("no port could be used: %s", why);
+        return NULL;
+    }
+    if (why[0]) {
+        opal_output_verbose(1, mca_btl_base_output, "verbs: ports not used: %s", why);
+    }
+    /* The record lists the ports by name and port number, whatever their
+     * order here: both ends pair them the same way. */
+    unsigned index = 0;
+    for (int i = 0; i < count; ++i) {
+        for (unsigned m = 0; m < c->num_modules; ++m) {
+            mca_btl_verbs_module_t *module = c->module[m];
+            if (0 == strcmp(module->dev_name, cands[i].name) && module->port == cands[i].port) {
+                module->record_index = index;
+                c->own.ports[index++] = module->addr;
+            }
+        }
+    }
+    c->own.nports = (uint8_t) index;
+    if (opal_rte_installed()) {
+        rc = publish();
+        if (OPAL_SUCCESS != rc) {
+            verbs_close();
             decline("publishing its queue pairs failed: %s", opal_strerror(rc));
             return NULL;
         }
     }
-    char gid[64];
-    mca_btl_verbs_gid_string(module->addr.gid, gid, sizeof(gid));
-    snprintf(module->transport, sizeof(module->transport), "%s:%u", module->dev_name,
-             (unsigned) module->port);
-    module->super.btl_transport = module->transport;
-    opal_output_verbose(10, mca_btl_base_output,
-                        "verbs: %s port %u (%s), GID %d %s, LID %u, MTU %d: eager %zu, max send "
-                        "%zu, inline %u, %u credits per peer, SRQ %zu, CQ %zu",
-                        module->dev_name, (unsigned) module->port,
-                        IBV_LINK_LAYER_ETHERNET == chosen_attr.link_layer ? "Ethernet"
-                                                                          : "InfiniBand",
-                        gid_index, gid, (unsigned) module->addr.lid, 128 << module->addr.mtu,
-                        module->super.btl_eager_limit, module->super.btl_max_send_size,
-                        module->inline_max, module->credits, module->srq_size, module->cq_size);
-    c->module = module;
-    c->modules[0] = &module->super;
-    *num_btls = 1;
+    *num_btls = (int) c->num_modules;
     return c->modules;
 }
 
 static int verbs_progress(void)
 {
-    mca_btl_verbs_module_t *module = mca_btl_verbs_component.module;
-    return NULL != module ? mca_btl_verbs_module_progress(module) : 0;
+    mca_btl_verbs_component_t *c = &mca_btl_verbs_component;
+    int events = 0;
+    for (unsigned i = 0; i < c->num_modules; ++i) {
+        if (NULL != c->module[i]) {
+            events += mca_btl_verbs_module_progress(c->module[i]);
+        }
+    }
+    return events;
 }

@@ -103,7 +103,7 @@ static int qp_to_init(mca_btl_verbs_module_t *module, struct ibv_qp *qp)
 }
 
 static int qp_to_rts(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
-                     const mca_btl_verbs_modex_t *peer, const char **step)
+                     const mca_btl_verbs_modex_port_t *peer, const char **step)
 {
     const mca_btl_verbs_component_t *c = &mca_btl_verbs_component;
     uint32_t remote_qpn = mca_btl_verbs_modex_qpn(peer, module->my_rank);
@@ -201,33 +201,26 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
         rc = OPAL_ERR_UNREACH;
         goto out;
     }
-    if (peer.link_layer != module->addr.link_layer) {
-        reason(why, "verbs: rank %u's port is %s, this process's is %s", ep->rank,
-               MCA_BTL_VERBS_LINK_IB == peer.link_layer ? "InfiniBand" : "Ethernet (RoCE)",
-               MCA_BTL_VERBS_LINK_IB == module->addr.link_layer ? "InfiniBand" : "Ethernet (RoCE)");
+    int index = mca_btl_verbs_modex_pair(&mca_btl_verbs_component.own, module->record_index, &peer,
+                                         detail, sizeof(detail));
+    if (index < 0) {
+        char ports[300] = "";
+        size_t len = 0;
+        for (unsigned i = 0; i < peer.nports && len < sizeof(ports); ++i) {
+            char gid[64];
+            mca_btl_verbs_gid_string(peer.ports[i].gid, gid, sizeof(gid));
+            int n = snprintf(ports + len, sizeof(ports) - len, "%s%s:%u %s%s", 0 == i ? "" : ", ",
+                             peer.ports[i].name, (unsigned) peer.ports[i].port, gid,
+                             MCA_BTL_VERBS_LINK_IB == peer.ports[i].link_layer ? " (IB)" : "");
+            len += n > 0 ? (size_t) n : 0;
+        }
+        reason(why, "verbs: rank %u has %s; its ports: %s", ep->rank, detail, ports);
         rc = OPAL_ERR_UNREACH;
         goto out;
     }
-    if (MCA_BTL_VERBS_LINK_IB == peer.link_layer && 0 != memcmp(peer.gid, module->addr.gid, 8)) {
-        char theirs[64], mine[64];
-        mca_btl_verbs_gid_string(peer.gid, theirs, sizeof(theirs));
-        mca_btl_verbs_gid_string(module->addr.gid, mine, sizeof(mine));
-        reason(why, "verbs: rank %u's GID %s is on another subnet than this port's (%s)", ep->rank,
-               theirs, mine);
-        rc = OPAL_ERR_UNREACH;
-        goto out;
-    }
-    if (MCA_BTL_VERBS_LINK_ETHERNET == peer.link_layer &&
-        mca_btl_verbs_gid_is_ipv4(peer.gid) != mca_btl_verbs_gid_is_ipv4(module->addr.gid)) {
-        char theirs[64];
-        mca_btl_verbs_gid_string(peer.gid, theirs, sizeof(theirs));
-        reason(why, "verbs: rank %u's GID %s is %s, this port's is not", ep->rank, theirs,
-               mca_btl_verbs_gid_is_ipv4(peer.gid) ? "IPv4" : "IPv6");
-        rc = OPAL_ERR_UNREACH;
-        goto out;
-    }
+    const mca_btl_verbs_modex_port_t *pp = &peer.ports[index];
     const char *step = "";
-    if (OPAL_SUCCESS != qp_to_rts(module, ep, &peer, &step)) {
+    if (OPAL_SUCCESS != qp_to_rts(module, ep, pp, &step)) {
         int err = errno;
         reason(why, "verbs: bringing the queue pair to rank %u to %s failed: %s", ep->rank, step,
                strerror(err));
@@ -249,8 +242,10 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
     if (NULL != ep->proc && 0 != (ep->proc->proc_locality & OPAL_PROC_ON_NODE)) {
         ep->pid = (pid_t) peer.pid;
     }
-    opal_output_verbose(20, mca_btl_base_output, "verbs: QP 0x%x to rank %u (its QP 0x%x) is up",
-                        ep->qp->qp_num, ep->rank, mca_btl_verbs_modex_qpn(&peer, module->my_rank));
+    opal_output_verbose(
+        20, mca_btl_base_output, "verbs: %s: QP 0x%x to rank %u (its QP 0x%x on %s:%u) is up",
+        module->transport, ep->qp->qp_num, ep->rank, mca_btl_verbs_modex_qpn(pp, module->my_rank),
+        pp->name, (unsigned) pp->port);
     rc = OPAL_SUCCESS;
 out:
     if (OPAL_SUCCESS != rc && MCA_BTL_VERBS_EP_CLOSED == ep->state) {

@@ -7,6 +7,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,22 +83,34 @@ static int frag_list_init(mca_btl_verbs_module_t *module, opal_free_list_t *list
 
 /* ------------------------------------------------------------ errors */
 
+/* The module's port or device broke: every peer reached through it is
+ * reported (with what, naming the device and port) and nothing is posted
+ * here any more; the process and the other modules go on. */
 static void module_failed(mca_btl_verbs_module_t *module, const char *what)
 {
     if (module->fatal) {
         return;
     }
     module->fatal = true;
-    char info[256];
-    snprintf(info, sizeof(info), "btl/verbs (%s): %s", module->transport, what);
-    if (NULL != module->error_cb && !module->finalizing) {
-        module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL, info);
-    } else {
-        opal_output(0, "%s", info);
+    opal_output_verbose(1, mca_btl_base_output, "btl/verbs (%s): %s: no longer used",
+                        module->transport, what);
+    for (uint32_t r = 0; NULL != module->endpoints && r < module->job_size; ++r) {
+        mca_btl_verbs_endpoint_t *ep = module->endpoints[r];
+        if (NULL == ep) {
+            continue;
+        }
+        if (MCA_BTL_VERBS_EP_CLOSED == ep->state && NULL == ep->proc) {
+            /* Never connected nor added: nobody to tell. */
+            ep->state = MCA_BTL_VERBS_EP_FAILED;
+            continue;
+        }
+        mca_btl_verbs_peer_failed(module, ep, what);
     }
 }
 
 /* ------------------------------------------------------------ progress */
+
+static int async_ready(int fd, uint32_t epoll_events, void *context);
 
 static mca_btl_verbs_endpoint_t *ep_of_kind(mca_btl_verbs_wr_kind_t *kind)
 {
@@ -198,6 +213,12 @@ int mca_btl_verbs_module_progress(mca_btl_verbs_module_t *module)
     }
     if (OPAL_UNLIKELY(0 == (++module->progress_calls & 1023u))) {
         mca_btl_verbs_liveness_check(module, false);
+        /* opal_progress() alone never runs the fd callbacks (only
+         * opal_progress_wait does): a busy-polling process must still
+         * hear of a port going down. */
+        if (module->async_fd >= 0) {
+            (void) async_ready(module->async_fd, 0, module);
+        }
     }
     if (OPAL_UNLIKELY(module->connect_timer_fd >= 0) &&
         opal_timer_ns() >= module->next_connect_ns) {
@@ -240,8 +261,16 @@ static int channel_arm(int fd, void *context)
     return mca_btl_verbs_module_progress(module) > 0 ? OPAL_ERR_RESOURCE_BUSY : OPAL_SUCCESS;
 }
 
-/* Asynchronous events: a QP in error names its peer; a port that goes
- * down or a device that dies breaks the module. */
+/* Whether the module's GID index still holds the GID it published. */
+static bool gid_still_ours(mca_btl_verbs_module_t *module)
+{
+    union ibv_gid gid;
+    return 0 == ibv_query_gid(module->ctx, module->port, module->gid_index, &gid) &&
+           0 == memcmp(gid.raw, module->addr.gid, 16);
+}
+
+/* Asynchronous events: a QP in error names its peer; this module's port
+ * going down, its GID going away or its device dying breaks the module. */
 static int async_ready(int fd, uint32_t epoll_events, void *context)
 {
     (void) fd;
@@ -267,11 +296,31 @@ static int async_ready(int fd, uint32_t epoll_events, void *context)
                 break;
             }
             case IBV_EVENT_PORT_ERR:
-                snprintf(what, sizeof(what), "port %u went down", (unsigned) module->port);
-                module_failed(module, what);
+                /* Every context of the device hears of every port. */
+                if (event.element.port_num == module->port) {
+                    snprintf(what, sizeof(what), "port %s:%u went down (%s)", module->dev_name,
+                             (unsigned) module->port, ibv_event_type_str(event.event_type));
+                    module_failed(module, what);
+                }
+                break;
+            case IBV_EVENT_GID_CHANGE:
+                /* The address this port published is what peers reach
+                 * it at: gone (its IP address removed, its net device
+                 * deleted, which is all soft-RoCE reports when the
+                 * device goes away) or moved, the port is lost. */
+                if (event.element.port_num == module->port && !gid_still_ours(module)) {
+                    char gid[64];
+                    mca_btl_verbs_gid_string(module->addr.gid, gid, sizeof(gid));
+                    snprintf(what, sizeof(what), "GID %s of port %s:%u is gone (%s)", gid,
+                             module->dev_name, (unsigned) module->port,
+                             ibv_event_type_str(event.event_type));
+                    module_failed(module, what);
+                }
                 break;
             case IBV_EVENT_DEVICE_FATAL:
-                module_failed(module, "the device reported a fatal error");
+                snprintf(what, sizeof(what), "device %s failed (%s)", module->dev_name,
+                         ibv_event_type_str(event.event_type));
+                module_failed(module, what);
                 break;
             default:
                 opal_output_verbose(10, mca_btl_base_output, "verbs: %s: async event %s",
@@ -297,6 +346,37 @@ static int register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_
 {
     mca_btl_verbs_module(btl)->error_cb = cbfunc;
     return OPAL_SUCCESS;
+}
+
+/* The IPv4 prefix length of the network of a RoCE GID that is an IPv4
+ * address, from its net device's addresses; 0 when unknown. */
+static uint8_t gid_prefix(struct ibv_context *ctx, uint8_t port, int gid_index, const uint8_t *gid)
+{
+    struct ibv_gid_entry entry;
+    if (!mca_btl_verbs_gid_is_ipv4(gid) ||
+        0 != ibv_query_gid_ex(ctx, port, (uint32_t) gid_index, &entry, 0)) {
+        return 0;
+    }
+    struct ifaddrs *list = NULL;
+    if (0 != getifaddrs(&list)) {
+        return 0;
+    }
+    uint8_t bits = 0;
+    for (struct ifaddrs *ifa = list; NULL != ifa; ifa = ifa->ifa_next) {
+        if (NULL == ifa->ifa_addr || NULL == ifa->ifa_netmask ||
+            AF_INET != ifa->ifa_addr->sa_family ||
+            if_nametoindex(ifa->ifa_name) != entry.ndev_ifindex) {
+            continue;
+        }
+        const struct sockaddr_in *a = (const struct sockaddr_in *) (void *) ifa->ifa_addr;
+        const struct sockaddr_in *m = (const struct sockaddr_in *) (void *) ifa->ifa_netmask;
+        if (0 == memcmp(&a->sin_addr.s_addr, gid + 12, 4)) {
+            bits = (uint8_t) __builtin_popcount(m->sin_addr.s_addr);
+            break;
+        }
+    }
+    freeifaddrs(list);
+    return bits;
 }
 
 static uint32_t random_psn(void)
@@ -472,9 +552,12 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
         FAIL(OPAL_ERROR, "%s: ibv_query_gid(%d) failed", module->dev_name, gid_index);
     }
     memcpy(module->addr.gid, gid.raw, 16);
+    snprintf(module->addr.name, sizeof(module->addr.name), "%s", module->dev_name);
+    module->addr.port = port;
+    if (MCA_BTL_VERBS_LINK_ETHERNET == module->addr.link_layer) {
+        module->addr.prefix = gid_prefix(ctx, port, gid_index, module->addr.gid);
+    }
     module->addr.psn = random_psn();
-    module->addr.pid = (uint32_t) getpid();
-    module->addr.count = module->job_size;
 
     /* One RC QP per peer rank, in RESET until connected. */
     rc = opal_hash_table_init(&module->qpn_to_ep, module->job_size);
@@ -558,27 +641,15 @@ fail:
     return rc;
 }
 
-int mca_btl_verbs_module_publish(mca_btl_verbs_module_t *module)
+uint32_t *mca_btl_verbs_module_qpns(mca_btl_verbs_module_t *module)
 {
     uint32_t *qpns = calloc(module->job_size, sizeof(*qpns));
-    if (NULL == qpns) {
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    for (uint32_t r = 0; r < module->job_size; ++r) {
+    for (uint32_t r = 0; NULL != qpns && r < module->job_size; ++r) {
         if (NULL != module->endpoints[r]) {
             qpns[r] = module->endpoints[r]->qp->qp_num;
         }
     }
-    void *blob = NULL;
-    size_t size = 0;
-    int rc = mca_btl_verbs_modex_pack(&module->addr, qpns, &blob, &size);
-    free(qpns);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
-    }
-    rc = opal_modex_send(MCA_BTL_VERBS_MODEX_KEY, blob, size, OPAL_MODEX_SCOPE_GLOBAL);
-    free(blob);
-    return OPAL_SUCCESS == rc ? opal_modex_commit() : rc;
+    return qpns;
 }
 
 /* ------------------------------------------------------------ finalize */
@@ -685,9 +756,11 @@ int mca_btl_verbs_finalize(mca_btl_base_module_t *btl)
     if (NULL != module->ctx) {
         (void) ibv_close_device(module->ctx);
     }
-    if (mca_btl_verbs_component.module == module) {
-        mca_btl_verbs_component.module = NULL;
-        mca_btl_verbs_component.modules[0] = NULL;
+    for (unsigned i = 0; i < mca_btl_verbs_component.num_modules; ++i) {
+        if (mca_btl_verbs_component.module[i] == module) {
+            mca_btl_verbs_component.module[i] = NULL;
+            mca_btl_verbs_component.modules[i] = NULL;
+        }
     }
     free(module);
     return OPAL_SUCCESS;

@@ -333,6 +333,19 @@ int mca_btl_verbs_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_
     return rc;
 }
 
+/* header then payload into frag's buffer; either may be NULL when its
+ * size is 0 (memcpy must not be given NULL, even for 0 bytes). */
+static void copy_in(mca_btl_verbs_frag_t *frag, const void *header, size_t header_size,
+                    const void *payload, size_t payload_size)
+{
+    if (header_size > 0) {
+        memcpy(frag->segment.seg_addr, header, header_size);
+    }
+    if (payload_size > 0) {
+        memcpy((unsigned char *) frag->segment.seg_addr + header_size, payload, payload_size);
+    }
+}
+
 int mca_btl_verbs_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                         const void *header, size_t header_size, const void *payload,
                         size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -353,9 +366,7 @@ int mca_btl_verbs_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint
         if (OPAL_ERR_RESOURCE_BUSY == rc && NULL != descriptor) {
             mca_btl_verbs_frag_t *frag = frag_get(module, endpoint, total, flags);
             if (NULL != frag) {
-                memcpy(frag->segment.seg_addr, header, header_size);
-                memcpy((unsigned char *) frag->segment.seg_addr + header_size, payload,
-                       payload_size);
+                copy_in(frag, header, header_size, payload, payload_size);
                 *descriptor = &frag->base;
             }
         }
@@ -382,8 +393,7 @@ int mca_btl_verbs_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint
         if (NULL == frag) {
             rc = OPAL_ERR_RESOURCE_BUSY;
         } else {
-            memcpy(frag->segment.seg_addr, header, header_size);
-            memcpy((unsigned char *) frag->segment.seg_addr + header_size, payload, payload_size);
+            copy_in(frag, header, header_size, payload, payload_size);
             struct ibv_sge sge = {.addr = (uintptr_t) frag->segment.seg_addr,
                                   .length = (uint32_t) total,
                                   .lkey = frag->lkey};
