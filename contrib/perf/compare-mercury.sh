@@ -250,19 +250,15 @@ for round in $(seq 1 "$rounds"); do
                     ours_pair na-get "$(ours_na "$tr")" --sizes "$bw_sizes" --window 64 \
                         --iterations "$bw_iterations" >>"$work/get.$tr.ours" || true
                     ;;
-                bulk)
+                bulk | push)
+                    # Both against hg_bw_read: our pull (issue 19's pairing)
+                    # and our push (the same move as its handler's).
                     merc_pair hg_perf_server hg_bw_read -l "$bw_iterations" -w 64 -M \
                         -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b \
-                        >>"$work/bulk.$tr.mercury" || true
-                    ours_pair bulk-pull "$(ours_na "$tr")" --sizes "$bw_sizes" --window 64 \
-                        --iterations "$bw_iterations" >>"$work/bulk.$tr.ours" || true
-                    ;;
-                push)
-                    merc_pair hg_perf_server hg_bw_read -l "$bw_iterations" -w 64 -M \
-                        -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b \
-                        >>"$work/push.$tr.mercury" || true
-                    ours_pair bulk-push "$(ours_na "$tr")" --sizes "$bw_sizes" --window 64 \
-                        --iterations "$bw_iterations" >>"$work/push.$tr.ours" || true
+                        >>"$work/$t.$tr.mercury" || true
+                    ours_pair "bulk-$([ bulk = "$t" ] && echo pull || echo push)" "$(ours_na "$tr")" \
+                        --sizes "$bw_sizes" --window 64 --iterations "$bw_iterations" \
+                        >>"$work/$t.$tr.ours" || true
                     ;;
             esac
         done

@@ -139,33 +139,33 @@ static void rcache_destruct(opal_rcache_t *rc)
 
 OBJ_CLASS_INSTANCE(opal_rcache_t, opal_object_t, rcache_construct, rcache_destruct);
 
-int opal_rcache_init(opal_rcache_t *rc, size_t limit, opal_rcache_register_fn_t register_fn,
-                     opal_rcache_deregister_fn_t deregister_fn, void *ctx)
+/* One of register_fn / register_access_fn is set, the other NULL. */
+static int rcache_init(opal_rcache_t *rc, size_t limit, opal_rcache_register_fn_t register_fn,
+                       opal_rcache_register_access_fn_t register_access_fn,
+                       opal_rcache_deregister_fn_t deregister_fn, void *ctx)
 {
-    if (NULL == register_fn || NULL == deregister_fn) {
+    if ((NULL == register_fn && NULL == register_access_fn) || NULL == deregister_fn) {
         return OPAL_ERR_BAD_PARAM;
     }
     rc->limit = limit;
     rc->register_fn = register_fn;
-    rc->register_access_fn = NULL;
+    rc->register_access_fn = register_access_fn;
     rc->deregister_fn = deregister_fn;
     rc->ctx = ctx;
     return OPAL_SUCCESS;
+}
+
+int opal_rcache_init(opal_rcache_t *rc, size_t limit, opal_rcache_register_fn_t register_fn,
+                     opal_rcache_deregister_fn_t deregister_fn, void *ctx)
+{
+    return rcache_init(rc, limit, register_fn, NULL, deregister_fn, ctx);
 }
 
 int opal_rcache_init_access(opal_rcache_t *rc, size_t limit,
                             opal_rcache_register_access_fn_t register_fn,
                             opal_rcache_deregister_fn_t deregister_fn, void *ctx)
 {
-    if (NULL == register_fn || NULL == deregister_fn) {
-        return OPAL_ERR_BAD_PARAM;
-    }
-    rc->limit = limit;
-    rc->register_fn = NULL;
-    rc->register_access_fn = register_fn;
-    rc->deregister_fn = deregister_fn;
-    rc->ctx = ctx;
-    return OPAL_SUCCESS;
+    return rcache_init(rc, limit, NULL, register_fn, deregister_fn, ctx);
 }
 
 int opal_rcache_watch(opal_rcache_t *rc)
