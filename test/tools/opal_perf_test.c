@@ -224,6 +224,8 @@ START_TEST(na_options_are_refused_where_they_mean_nothing)
     REFUSED("--blocking is for the na subcommands", "rate", "--blocking");
     REFUSED("--na: empty info string", "na-lat", "--na", "");
     REFUSED("--uri-file: empty file name", "na-put", "--uri-file", "");
+    REFUSED("--percentiles is for latency, not bw", "bw", "--percentiles");
+    REFUSED("--percentiles is for latency, not rpc-lat", "rpc-lat", "--percentiles");
 }
 END_TEST
 
@@ -606,6 +608,68 @@ static bool btl_built(const char *comp)
     return mcarun_test_component_built("btl", comp, OPAL_PERF_TEST_PLUGIN_DIRS);
 }
 
+/* latency --percentiles' table: a row per size in order, each with the
+ * average, median, minimum and p99, where min <= median <= p99 and the
+ * average is no less than the minimum (every round trip is timed). */
+static bool percentile_rows_ok(const char *out, const size_t *sizes, size_t count)
+{
+    if (!has(out, "Latency (us)") || !has(out, "Median (us)") || !has(out, "P99 (us)")) {
+        return false;
+    }
+    size_t row = 0;
+    for (const char *line = out, *end; NULL != (end = strchr(line, '\n')); line = end + 1) {
+        if ('#' == *line || end == line) {
+            continue;
+        }
+        unsigned long long size;
+        double avg, median, min, p99;
+        char tail;
+        int n = sscanf(line, "%llu %lf %lf %lf %lf%c", &size, &avg, &median, &min, &p99, &tail);
+        if (row >= count || 6 != n || '\n' != tail || size != sizes[row] || !(min >= 0) ||
+            !(min <= median && median <= p99) || !(avg + 0.005 >= min)) {
+            fprintf(stderr, "bad row %zu: '%.*s'\n", row, (int) (end - line), line);
+            return false;
+        }
+        ++row;
+    }
+    return row == count;
+}
+
+START_TEST(latency_percentiles_time_every_round_trip)
+{
+    static const size_t sizes[] = {0, 8, 4096};
+    mcarun_run_t run;
+    ALONE(&run, "latency", "--percentiles", "--sizes", "0,8,4k", "-i", "200", "-x", "5",
+          "--validate", "--mca", "btl", "self");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, percentile_rows_ok(run.out, sizes, 3));
+    mcarun_test_run_free(&run);
+    ALONE(&run, "latency", "--percentiles", "--json", "--sizes", "0,8,4k", "-i", "20", "--mca",
+          "btl", "self");
+    EXPECT(&run, 0 == run.status);
+    char *why = NULL;
+    EXPECT(&run, json_check(run.out, &why));
+    free(why);
+    EXPECT(&run, 3 == mcarun_test_count(run.out, "\"median_us\": "));
+    EXPECT(&run, 3 == mcarun_test_count(run.out, "\"min_us\": "));
+    EXPECT(&run, 3 == mcarun_test_count(run.out, "\"p99_us\": "));
+    mcarun_test_run_free(&run);
+    /* Without the option, the table and the JSON are as before. */
+    ALONE(&run, "latency", "--json", "--sizes", "8", "-i", "20", "--mca", "btl", "self");
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, !has(run.out, "median_us"));
+    mcarun_test_run_free(&run);
+    if (btl_built("sm")) {
+        MCARUN(&run, "-np", "2", "--timeout", "60", perf_prog, "latency", "--percentiles",
+               "--sizes", "0,8,4k", "-i", "200", "--validate", "--mca", "btl", "self,sm");
+        EXPECT(&run, 0 == run.status);
+        EXPECT(&run, percentile_rows_ok(run.out, sizes, 3));
+        EXPECT(&run, has(run.out, "rank 0 <-> rank 1 over btl sm"));
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
 START_TEST(a_peer_no_module_reaches_is_an_error)
 {
     /* Alone without self (and ofi, which reaches its own process too):
@@ -851,6 +915,7 @@ int main(void)
     OPAL_TEST_ADD(s, fragments_carry_large_messages_without_rdma);
     OPAL_TEST_ADD(s, gets_are_split_at_the_modules_limit);
     OPAL_TEST_ADD(s, a_peer_no_module_reaches_is_an_error);
+    OPAL_TEST_ADD(s, latency_percentiles_time_every_round_trip);
     OPAL_TEST_ADD(s, default_selection_leaves_ofi_and_libfabric_aside_on_one_node);
     OPAL_TEST_ADD(s, mca_typos_are_reported);
     OPAL_TEST_ADD(s, two_ranks_over_self_sm);

@@ -81,6 +81,7 @@ typedef struct perf_options_t {
     int window;
     bool json;
     bool validate;
+    bool percentiles; /* latency: median, minimum and p99 besides the average */
     bool help;
     bool version;
     perf_mca_pair_t *mca; /* owned, strings too */
@@ -273,7 +274,15 @@ typedef struct perf_result_t {
     perf_proto_t proto;
     double value;     /* latency (us), bandwidth (MB/s) or rate (msg/s) */
     double bandwidth; /* rate: MB/s besides the rate */
+    /* latency with --percentiles (us, half round trips) */
+    double median;
+    double min;
+    double p99;
 } perf_result_t;
+
+/* The median, minimum and 99th percentile of us[0..n) (n > 0), which is
+ * sorted in place. */
+void perf_percentiles(double *us, size_t n, double *median, double *min, double *p99);
 
 /* Runs the command for the current size (set with perf_proto_set_size);
  * fills result on every rank (rank 0's is the one reported). */

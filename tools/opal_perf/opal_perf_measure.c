@@ -16,6 +16,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "tools/opal_perf/opal_perf.h"
 #include "opal/util/opal_error.h"
@@ -27,19 +28,27 @@ static bool leads(const perf_t *p)
     return p->loopback || 0 == p->rank;
 }
 
-static int latency(perf_t *p, long warmup, long iterations, uint64_t *ns)
+/* rt_ns, when not NULL, gets the leader's round trip of every timed
+ * iteration (--percentiles): one clock read per iteration, each round
+ * trip ending where the next begins. */
+static int latency(perf_t *p, long warmup, long iterations, uint64_t *ns, uint64_t *rt_ns)
 {
-    uint64_t start = 0;
+    uint64_t start = 0, last = 0;
     bool lead = leads(p);
     for (long i = -warmup; i < iterations; ++i) {
         if (0 == i) {
-            start = opal_timer_ns();
+            start = last = opal_timer_ns();
         }
         int rc;
         if (lead) {
             rc = perf_send(p);
             if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {
                 rc = perf_wait(p, &p->rx_msgs, ++p->rx_waited);
+            }
+            if (NULL != rt_ns && i >= 0) {
+                uint64_t now = opal_timer_ns();
+                rt_ns[i] = now - last;
+                last = now;
             }
         } else {
             rc = perf_wait(p, &p->rx_msgs, ++p->rx_waited);
@@ -129,16 +138,37 @@ static int both_ways(perf_t *p, long warmup, long iterations, uint64_t *ns)
     return OPAL_SUCCESS;
 }
 
+/* result's median, minimum and p99 from the round trips rt_ns[0..n),
+ * each divided by trips (2: half a round trip). */
+static int percentiles(perf_result_t *result, const uint64_t *rt_ns, size_t n, double trips)
+{
+    double *us = malloc(n * sizeof(*us));
+    if (NULL == us) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        us[i] = (double) rt_ns[i] / 1e3 / trips;
+    }
+    perf_percentiles(us, n, &result->median, &result->min, &result->p99);
+    free(us);
+    return OPAL_SUCCESS;
+}
+
 int perf_measure(perf_t *p, perf_result_t *result)
 {
     size_t size = p->cur_size;
     long iterations = perf_iterations(&p->opts, size);
     long warmup = perf_warmup(&p->opts, size);
     uint64_t ns = 0;
+    uint64_t *rt_ns = NULL;
     int rc;
     switch (p->opts.command) {
         case PERF_LATENCY:
-            rc = latency(p, warmup, iterations, &ns);
+            if (p->opts.percentiles &&
+                NULL == (rt_ns = malloc((size_t) iterations * sizeof(*rt_ns)))) {
+                return OPAL_ERR_OUT_OF_RESOURCE;
+            }
+            rc = latency(p, warmup, iterations, &ns, rt_ns);
             break;
         case PERF_BIBW:
             rc = both_ways(p, warmup, iterations, &ns);
@@ -151,6 +181,7 @@ int perf_measure(perf_t *p, perf_result_t *result)
         rc = perf_wait_sends(p);
     }
     if (OPAL_SUCCESS != rc) {
+        free(rt_ns);
         return rc;
     }
     /* A clock that did not move (a coarse one) must not divide by 0. */
@@ -166,6 +197,9 @@ int perf_measure(perf_t *p, perf_result_t *result)
         case PERF_LATENCY:
             /* A round trip is two messages; alone, an iteration is one. */
             result->value = seconds * 1e6 / (double) iterations / (p->loopback ? 1.0 : 2.0);
+            if (NULL != rt_ns) {
+                rc = percentiles(result, rt_ns, (size_t) iterations, p->loopback ? 1.0 : 2.0);
+            }
             break;
         case PERF_BW:
             result->value = messages * (double) size / seconds / 1e6;
@@ -180,7 +214,8 @@ int perf_measure(perf_t *p, perf_result_t *result)
         default: /* the na subcommands measure in opal_perf_na.c */
             break;
     }
-    return OPAL_SUCCESS;
+    free(rt_ns);
+    return rc;
 }
 
 /* The byte the sender of rank `from` puts at offset i of a message of

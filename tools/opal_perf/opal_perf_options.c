@@ -38,6 +38,9 @@ static const opal_cmd_line_option_t options[] = {
     {"validate", 'c', 0, NULL,
      "Fill the messages with a pattern and check it arrived (not timed; for testing)"},
     {"json", '\0', 0, NULL, "Print one JSON document instead of the table"},
+    {"percentiles", '\0', 0, NULL,
+     "latency: time every round trip and add the median, minimum and 99th percentile of the "
+     "half round trips beside the average (as perftest's t_typical)"},
     {"na", '\0', 1, "<info>",
      "na subcommands: the na class to open (btl, ofi+tcp, ofi+shm, ...; default btl)"},
     {"uri-file", '\0', 1, "<file>",
@@ -370,7 +373,12 @@ int perf_options_parse(int argc, char **argv, perf_options_t *opts, char *err, s
     }
     opts->json = opal_cmd_line_is_taken(cmd, "json");
     opts->validate = opal_cmd_line_is_taken(cmd, "validate");
+    opts->percentiles = opal_cmd_line_is_taken(cmd, "percentiles");
     rc = read_command(cmd, opts, err, errlen);
+    if (OPAL_SUCCESS == rc && opts->percentiles && PERF_LATENCY != opts->command) {
+        rc = bad(err, errlen, "--percentiles is for latency, not %s (rpc-lat always prints them)",
+                 perf_command_name(opts->command));
+    }
     if (OPAL_SUCCESS == rc) {
         rc = read_sizes(cmd, opts, err, errlen);
     }

@@ -7,6 +7,7 @@
 #include "opal/opal_config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opal/mca/btl/base/base.h"
@@ -103,6 +104,10 @@ void perf_output_table_header(const perf_t *p)
     if (PERF_RATE == o->command) {
         fprintf(p->out, "# %-*s%*s%*s\n", SIZE_COLUMN - 2, "Size", VALUE_COLUMN,
                 column_title(o->command), VALUE_COLUMN, "MB/s");
+    } else if (o->percentiles) {
+        fprintf(p->out, "# %-*s%*s%*s%*s%*s\n", SIZE_COLUMN - 2, "Size", VALUE_COLUMN,
+                column_title(o->command), VALUE_COLUMN, "Median (us)", VALUE_COLUMN, "Min (us)",
+                VALUE_COLUMN, "P99 (us)");
     } else {
         fprintf(p->out, "# %-*s%*s\n", SIZE_COLUMN - 2, "Size", VALUE_COLUMN,
                 column_title(o->command));
@@ -115,10 +120,28 @@ void perf_output_table_row(const perf_t *p, const perf_result_t *r)
     if (PERF_RATE == p->opts.command) {
         fprintf(p->out, "%-*zu%*.2f%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN, r->value,
                 VALUE_COLUMN, r->bandwidth);
+    } else if (p->opts.percentiles) {
+        fprintf(p->out, "%-*zu%*.2f%*.2f%*.2f%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN,
+                r->value, VALUE_COLUMN, r->median, VALUE_COLUMN, r->min, VALUE_COLUMN, r->p99);
     } else {
         fprintf(p->out, "%-*zu%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN, r->value);
     }
     fflush(p->out);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+void perf_percentiles(double *us, size_t n, double *median, double *min, double *p99)
+{
+    qsort(us, n, sizeof(*us), cmp_double);
+    *median = 0 == n % 2 ? (us[n / 2 - 1] + us[n / 2]) / 2 : us[n / 2];
+    *min = us[0];
+    size_t at99 = (size_t) ((double) n * 0.99);
+    *p99 = us[at99 < n ? at99 : n - 1];
 }
 
 /* Component names are identifiers; nothing here needs escaping beyond
@@ -181,7 +204,12 @@ void perf_output_json(const perf_t *p, const perf_result_t *results, size_t coun
                 0 == i ? "" : ",", r->size, r->iterations, r->warmup, perf_proto_name(r->proto));
         switch (o->command) {
             case PERF_LATENCY:
-                fprintf(out, "\"latency_us\": %.3f}", r->value);
+                fprintf(out, "\"latency_us\": %.3f", r->value);
+                if (o->percentiles) {
+                    fprintf(out, ", \"median_us\": %.3f, \"min_us\": %.3f, \"p99_us\": %.3f",
+                            r->median, r->min, r->p99);
+                }
+                fputc('}', out);
                 break;
             case PERF_BW:
             case PERF_BIBW:

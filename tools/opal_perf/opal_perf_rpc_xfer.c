@@ -289,12 +289,6 @@ static int call_lat(const perf_t *p, perf_rpc_t *r, lat_call_t *c)
     return OPAL_SUCCESS == rc ? perf_rpc_wait(p, r, target) : rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
 int perf_rpc_lat_client(perf_t *p, perf_rpc_t *r)
 {
     const perf_options_t *o = &p->opts;
@@ -332,18 +326,16 @@ int perf_rpc_lat_client(perf_t *p, perf_rpc_t *r)
             free(us);
             break;
         }
-        qsort(us, (size_t) iterations, sizeof(double), cmp_double);
         size_t n = (size_t) iterations;
-        double median = 0 == n % 2 ? (us[n / 2 - 1] + us[n / 2]) / 2 : us[n / 2];
-        size_t at99 = (size_t) ((double) n * 0.99);
-        double p99 = us[at99 < n ? at99 : n - 1];
+        double median, min, p99;
+        perf_percentiles(us, n, &median, &min, &p99);
         double avg = sum / (double) n;
         if (o->json) {
             printf("%s\n    {\"size\": %zu, \"iterations\": %ld, \"avg_us\": %.3f, "
                    "\"median_us\": %.3f, \"min_us\": %.3f, \"p99_us\": %.3f}",
-                   0 == i ? "" : ",", size, iterations, avg, median, us[0], p99);
+                   0 == i ? "" : ",", size, iterations, avg, median, min, p99);
         } else {
-            printf("%-10zu%16.2f%14.2f%14.2f%14.2f\n", size, avg, median, us[0], p99);
+            printf("%-10zu%16.2f%14.2f%14.2f%14.2f\n", size, avg, median, min, p99);
         }
         fflush(stdout);
         free(us);
