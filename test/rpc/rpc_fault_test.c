@@ -268,7 +268,7 @@ END_TEST
 START_TEST(the_sites_are_known_by_name)
 {
     const char *names[] = {"rpc_request_drop", "rpc_reply_drop", "rpc_reply_delay",
-                           "rpc_bulk_pull_hold"};
+                           "rpc_bulk_pull_hold", "rpc_bulk_pull_delay"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
         ck_assert_msg(opal_fault_site_find(names[i]) >= 0, "%s", names[i]);
     }

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rpc_peer: could not open %s\n", argv[1]);
         return 1;
     }
-    char uri[512];
+    char uri[4096];
     size_t size = sizeof(uri);
     if (OPAL_SUCCESS != opal_rpc_self_uri(uri, &size)) {
         return 1;

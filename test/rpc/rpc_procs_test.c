@@ -31,6 +31,9 @@
 #define TIMEOUT 60
 
 static pid_t server_pid;
+/* When not NULL, the server's rpc_base_timeout (seconds): how long it
+ * holds an output by bulk that the client did not release. */
+static const char *server_timeout;
 static opal_rpc_context_t *ctx;
 static opal_na_addr_t *server;
 static volatile bool unused_stop;
@@ -43,6 +46,9 @@ static char *start_server(const char *info)
     server_pid = fork();
     ck_assert_int_ge(server_pid, 0);
     if (0 == server_pid) {
+        if (NULL != server_timeout) {
+            setenv("OPAL_MCA_rpc_base_timeout", server_timeout, 1);
+        }
         execl(RPC_TEST_BUILDDIR "/test/rpc/rpc_peer", "rpc_peer", info, uri_file, (char *) NULL);
         _exit(127);
     }
@@ -55,7 +61,7 @@ static char *start_server(const char *info)
         usleep(10000);
     }
     FILE *f = fopen(uri_file, "r");
-    char line[512] = "";
+    char line[4096] = "";
     ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
     fclose(f);
     unlink(uri_file);
@@ -446,6 +452,120 @@ static void timeout_while_output_is_pulled(const char *info)
     faults_clear();
 }
 
+/* The server lets a 64 KiB output go (its hold, 0.3 s here, runs out)
+ * while the client, stalled 1.5 s before the pull (rpc_bulk_pull_delay),
+ * has not read it yet. The pull reads the bytes, then the seal, which the
+ * server broke before it freed them: the request completes once, with an
+ * error, never with what the freed memory holds by then. Over btl/sm
+ * (CMA) the freed bytes would read without complaint, so there the error
+ * must be the seal's; over tcp the provider may refuse the read first.
+ * The next output arrives whole. */
+static void output_let_go_before_its_pull(const char *info, bool seal_says)
+{
+    outcome_t o;
+    faults_set("rpc_bulk_pull_delay arg=1500 max=1\n");
+    server_timeout = "0.3";
+    open_client(info);
+    server_timeout = NULL;
+    const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 0};
+    for (int round = 0; round < 2; ++round) {
+        opal_rpc_request_t *req = NULL;
+        memset(&o, 0, sizeof(o));
+        ck_assert_int_eq(
+            opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, RPC_TEST_FILL), &req),
+            OPAL_SUCCESS);
+        ((rpc_test_in_t *) opal_rpc_req_input(req))->value = 64u << 10;
+        ck_assert_int_eq(opal_rpc_req_set_timeout(req, TIMEOUT), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_progress_cond(ctx, TIMEOUT * 1000, called, &o), OPAL_SUCCESS);
+        for (int k = 0; k < 20; ++k) {
+            (void) opal_rpc_progress(ctx, 5);
+        }
+        ck_assert_int_eq(o.calls, 1);
+        if (0 == round) {
+            ck_assert_msg(OPAL_SUCCESS != o.status,
+                          "an output let go before its pull completed its request (%s)",
+                          o.fill_ok ? "its bytes happened to be intact" : "with wrong bytes");
+            if (seal_says) {
+                ck_assert_msg(OPAL_ERR_COMM_FAILURE == o.status && NULL != strstr(o.reason,
+                                                                                  "seal is broken"),
+                              "status %d: %s", o.status, o.reason);
+            }
+            ck_assert_uint_eq(opal_fault_fired(OPAL_FAULT_SITE_rpc_bulk_pull_delay), 1);
+        } else {
+            /* The site fired its once: this one is pulled at once. */
+            ck_assert_msg(OPAL_SUCCESS == o.status && o.fill_ok && (64u << 10) == o.data_len,
+                          "status %d: %s", o.status, o.reason);
+        }
+    }
+    stop_server();
+    close_client();
+    faults_clear();
+}
+
+/* The other way: the client gives a one-way 64 KiB input up (its timeout,
+ * 0.3 s) while the server, stalled 1.5 s before its pull, has not read it
+ * yet. The client let the bytes go and broke their seal: the server's pull
+ * fails and the handler never runs on what the freed memory holds. */
+static void input_let_go_before_its_pull(const char *info)
+{
+    outcome_t o;
+    faults_set("rpc_bulk_pull_delay arg=1500 max=1\n");
+    open_client(info);
+    const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 0};
+    uint8_t *data = malloc(64u << 10);
+    ck_assert_ptr_nonnull(data);
+    for (uint32_t i = 0; i < (64u << 10); ++i) {
+        data[i] = rpc_test_byte(i);
+    }
+    opal_rpc_request_t *req = NULL;
+    memset(&o, 0, sizeof(o));
+    ck_assert_int_eq(
+        opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, RPC_TEST_NOTE), &req),
+        OPAL_SUCCESS);
+    rpc_test_in_t *in = opal_rpc_req_input(req);
+    in->text = "text";
+    in->data.buf = data;
+    in->data.len = 64u << 10;
+    ck_assert_int_eq(opal_rpc_req_set_timeout(req, 0.3), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, TIMEOUT * 1000, called, &o), OPAL_SUCCESS);
+    ck_assert_msg(OPAL_ERR_TIMEOUT == o.status, "status %d: %s", o.status, o.reason);
+    opal_rpc_stats_t stats;
+    client_stats(&stats);
+    ck_assert_uint_eq(stats.bulk_inputs_held, 0);
+    /* The server wakes, pulls, finds the seal broken and answers with an
+     * error nobody waits for. Its note count says the handler never ran. */
+    for (int k = 0; k < 300; ++k) {
+        (void) opal_rpc_progress(ctx, 10);
+    }
+    ck_assert_int_eq(call(RPC_TEST_NOTED, 0, 0, NULL, 0, &o), OPAL_SUCCESS);
+    ck_assert_msg(OPAL_SUCCESS == o.status, "status %d: %s", o.status, o.reason);
+    ck_assert_uint_eq(o.value, 0);
+    free(data);
+    stop_server();
+    close_client();
+    faults_clear();
+}
+
+START_TEST(btl_input_let_go_before_its_pull)
+{
+    input_let_go_before_its_pull("btl");
+}
+END_TEST
+
+START_TEST(btl_output_let_go_before_its_pull)
+{
+    output_let_go_before_its_pull("btl", true);
+}
+END_TEST
+
+START_TEST(tcp_output_let_go_before_its_pull)
+{
+    output_let_go_before_its_pull("ofi+tcp", false);
+}
+END_TEST
+
 START_TEST(tcp_timeout_while_output_is_pulled)
 {
     timeout_while_output_is_pulled("ofi+tcp");
@@ -571,6 +691,9 @@ int main(void)
 #if defined(OPAL_ENABLE_FAULT_INJECTION) && OPAL_ENABLE_FAULT_INJECTION
     OPAL_TEST_ADD(s, tcp_timeout_while_output_is_pulled);
     OPAL_TEST_ADD(s, shm_timeout_while_output_is_pulled);
+    OPAL_TEST_ADD(s, btl_output_let_go_before_its_pull);
+    OPAL_TEST_ADD(s, tcp_output_let_go_before_its_pull);
+    OPAL_TEST_ADD(s, btl_input_let_go_before_its_pull);
 #endif
     OPAL_TEST_ADD(s, tcp_one_way_inputs_by_bulk);
     OPAL_TEST_ADD(s, shm_one_way_inputs_by_bulk);

@@ -3,10 +3,13 @@
  *
  * The server encodes such an output aside, exposes it with a read-only
  * bulk handle and replies with OPAL_RPC_HDR_F_BULK and the payload u64
- * size, u32 handle length, the serialized handle (as inputs go, see
- * rpc_base_bulk.c). It holds the bytes until the client says it is done
- * with them: the client pulls them on the request's context, decodes
- * them, completes the request, and sends the engine's one-way release
+ * size, u64 seal, u32 handle length, the serialized handle (as inputs go,
+ * see rpc_base_bulk.c). It holds the bytes until the client says it is
+ * done with them: the client pulls them on the request's context, then
+ * the seal after them (rpc_base_internal.h: a server whose hold ran out
+ * first broke it, and the pull fails rather than hand over freed
+ * memory), decodes them, completes the request, and sends the engine's
+ * one-way release
  * (OPAL_RPC_RELEASE_OPCODE, the request's id) whatever the pull's outcome
  * (Mercury's ack of extra output data). A client that never releases (it
  * died, or the release was lost) costs the server the bytes until the
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/rpc/base/rpc_base_internal.h"
@@ -43,7 +47,8 @@ typedef struct rpc_held_t {
     uint64_t id;
     uint64_t deadline_ns; /* 0: none */
     opal_bulk_t *bulk;
-    uint8_t *buf;
+    uint8_t *buf; /* size bytes, then the seal */
+    size_t size;
 } rpc_held_t;
 
 typedef struct rpc_out_pull_t {
@@ -51,8 +56,11 @@ typedef struct rpc_out_pull_t {
     opal_bulk_t *remote;
     opal_bulk_t *local;
     opal_bulk_op_t *op;
-    uint8_t *buf;
+    uint8_t *buf; /* size bytes, then the seal's */
     size_t size;
+    uint64_t seal;
+    bool seal_read;   /* the bytes came, and the seal's transfer started */
+    bool seal_broken; /* the seal came, and it was not the announced one */
     uint8_t server_ctx;
     /* The rpc_bulk_pull_hold fault site kept the finished pull (its
      * outcome in held_ret) until the request completes otherwise. */
@@ -112,6 +120,9 @@ int opal_rpc_bulk_bind(opal_rpc_context_t *ctx, opal_bulk_t *handle)
 
 static void held_free(rpc_held_t *h)
 {
+    if (NULL != h->buf) {
+        opal_rpc_base_seal_break(h->buf, h->size);
+    }
     (void) opal_bulk_free(h->bulk);
     free(h->buf);
     opal_rpc_addr_free(h->addr);
@@ -130,17 +141,20 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
         return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
     }
     rpc_held_t *h = calloc(1, sizeof(*h));
-    if (NULL == h || NULL == (h->buf = malloc(size))) {
+    if (NULL == h || NULL == (h->buf = malloc(size + OPAL_RPC_SEAL_SIZE))) {
         free(h);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    h->size = size;
     opal_cursor_t c;
     opal_cursor_init_write(&c, h->buf, size);
     req->op->out->encode(&c, req->output);
+    uint64_t seal = opal_rpc_base_seal_make(h->buf, size);
     void *bufs[1] = {h->buf};
+    size_t exposed = size + OPAL_RPC_SEAL_SIZE;
     rc = opal_cursor_done(&c) ? OPAL_SUCCESS : OPAL_ERR_FATAL;
     if (OPAL_SUCCESS == rc) {
-        rc = opal_bulk_create(e->bulk, 1, bufs, &size, OPAL_BULK_READ_ONLY, &h->bulk);
+        rc = opal_bulk_create(e->bulk, 1, bufs, &exposed, OPAL_BULK_READ_ONLY, &h->bulk);
     }
     if (OPAL_SUCCESS == rc) {
         rc = opal_na_addr_dup(e->na, req->addr, &h->addr);
@@ -149,7 +163,7 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
     if (OPAL_SUCCESS == rc) {
         /* Not eager: the bytes are larger than a message by definition. */
         hsize = opal_bulk_get_serialize_size(h->bulk, 0);
-        payload = 8 + 4 + hsize;
+        payload = 8 + 8 + 4 + hsize;
         total = OPAL_RPC_HDR_SIZE + payload;
         rc = total > e->eager_size ? OPAL_ERR_VALUE_OUT_OF_BOUNDS : OPAL_SUCCESS;
     }
@@ -162,6 +176,7 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
         (void) opal_rpc_hdr_encode(hdr, b, OPAL_RPC_HDR_SIZE);
         opal_cursor_init_write(&c, b + OPAL_RPC_HDR_SIZE, payload);
         opal_cursor_put_u64(&c, size);
+        opal_cursor_put_u64(&c, seal);
         opal_cursor_put_u32(&c, (uint32_t) hsize);
         uint8_t *at = opal_cursor_take(&c, hsize);
         rc = NULL == at ? OPAL_ERR_FATAL : opal_bulk_serialize(at, hsize, 0, h->bulk);
@@ -335,7 +350,12 @@ static void out_pull_finish(rpc_out_pull_t *p, int ret)
     }
     if (live && OPAL_SUCCESS != status) {
         char why[192];
-        if (OPAL_SUCCESS != ret) {
+        if (p->seal_broken) {
+            snprintf(why, sizeof(why),
+                     "the %zu-byte output of opcode 0x%08x was let go by the server before it was "
+                     "pulled (its seal is broken: its hold ran out)",
+                     p->size, req->opcode);
+        } else if (OPAL_SUCCESS != ret) {
             snprintf(why, sizeof(why), "pulling the %zu-byte output of opcode 0x%08x failed: %s",
                      p->size, req->opcode, opal_strerror(ret));
         } else {
@@ -359,16 +379,32 @@ static void out_pull_finish(rpc_out_pull_t *p, int ret)
 static void out_pull_done(const opal_bulk_cb_info_t *info)
 {
     rpc_out_pull_t *p = info->arg;
-    if (OPAL_SUCCESS == info->ret && OPAL_FAULT(rpc_bulk_pull_hold)) {
+    int ret = info->ret;
+    if (OPAL_SUCCESS == ret && !p->seal_read) {
+        /* The bytes are here: now the seal, read after all of them. */
+        p->seal_read = true;
+        opal_rpc_request_t *req = p->req;
+        ret = opal_bulk_transfer(opal_rpc_engine.bulk, req->ctx->na_ctx, out_pull_done, p,
+                                 OPAL_BULK_PULL, req->addr, p->server_ctx, p->remote, p->size,
+                                 p->local, p->size, OPAL_RPC_SEAL_SIZE, &p->op);
+        if (OPAL_SUCCESS == ret) {
+            return;
+        }
+        p->op = NULL;
+    } else if (OPAL_SUCCESS == ret && !opal_rpc_base_seal_intact(p->buf, p->size, p->seal)) {
+        p->seal_broken = true;
+        ret = OPAL_ERR_COMM_FAILURE;
+    }
+    if (OPAL_SUCCESS == ret && OPAL_FAULT(rpc_bulk_pull_hold)) {
         /* As if the bytes were still coming: the timeout, an abort or the
          * peer's failure ends it (opal_rpc_base_bulk_output_cancel). The
          * transfer is over: its op is not to be canceled any more. */
         p->held = true;
-        p->held_ret = info->ret;
+        p->held_ret = ret;
         p->op = NULL;
         return;
     }
-    out_pull_finish(p, info->ret);
+    out_pull_finish(p, ret);
 }
 
 int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *req,
@@ -380,6 +416,7 @@ int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *
     opal_cursor_t c;
     opal_cursor_init_read(&c, payload, hdr->payload_len);
     uint64_t size = opal_cursor_get_u64(&c);
+    uint64_t seal = opal_cursor_get_u64(&c);
     uint32_t hsize = 0;
     const void *blob = opal_cursor_get_blob(&c, &hsize, UINT32_MAX);
     rpc_out_pull_t *p = NULL;
@@ -400,6 +437,7 @@ int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *
         goto fail;
     }
     p->size = (size_t) size;
+    p->seal = seal;
     p->server_ctx = hdr->src_ctx;
     rc = opal_bulk_deserialize(e->bulk, &p->remote, blob, hsize);
     if (OPAL_SUCCESS != rc) {
@@ -407,11 +445,24 @@ int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *
                  hdr->opcode);
         goto fail;
     }
-    p->buf = malloc(p->size + 1);
+    if (opal_bulk_get_size(p->remote) < p->size + OPAL_RPC_SEAL_SIZE) {
+        rc = OPAL_ERR_PROTOCOL;
+        snprintf(why, sizeof(why),
+                 "the bulk handle of opcode 0x%08x's output covers %zu bytes, not its %zu and a "
+                 "seal",
+                 hdr->opcode, opal_bulk_get_size(p->remote), p->size);
+        goto fail;
+    }
+    size_t local_size = p->size + OPAL_RPC_SEAL_SIZE;
+    p->buf = malloc(local_size);
     void *bufs[1] = {p->buf};
     rc = NULL == p->buf
              ? OPAL_ERR_OUT_OF_RESOURCE
-             : opal_bulk_create(e->bulk, 1, bufs, &p->size, OPAL_BULK_WRITE_ONLY, &p->local);
+             : opal_bulk_create(e->bulk, 1, bufs, &local_size, OPAL_BULK_WRITE_ONLY, &p->local);
+    if (OPAL_SUCCESS == rc && OPAL_FAULT(rpc_bulk_pull_delay)) {
+        /* A client stalled between the reply and its pull. */
+        usleep((useconds_t) opal_fault_arg(OPAL_FAULT_SITE_rpc_bulk_pull_delay) * 1000u);
+    }
     if (OPAL_SUCCESS == rc) {
         opal_rpc_req_addref(req);
         p->req = req;

@@ -140,6 +140,7 @@ struct opal_rpc_request_t {
      * server by a read-only bulk handle until the request is released. */
     opal_bulk_t *in_bulk;
     uint8_t *in_bulk_buf;
+    size_t in_bulk_size; /* the encoding's bytes, the seal after them */
     /* Client: a reply (or, one-way by bulk, the server's ack that it
      * pulled the input) completes the request; set before it is sent. */
     bool expects_reply;
@@ -222,6 +223,24 @@ OPAL_DECLSPEC int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_
                                       uint8_t **buf, size_t *len);
 /* The largest message to addr (NULL, this process: no limit but u32). */
 OPAL_DECLSPEC size_t opal_rpc_base_limit(opal_na_addr_t *addr);
+/* Sealed exposures. Bytes exposed by bulk for the peer to pull (a large
+ * input, a large output) are followed by an 8-byte seal, a value unique
+ * to the exposure that the message announcing them carries. The owner
+ * breaks the seal before it lets the bytes go; the puller reads the
+ * bytes, then the seal (a second, 8-byte transfer, once the first is
+ * over). A seal still intact says the bytes were read while exposed; a
+ * broken one says the owner let them go first (its hold ran out, the
+ * request was given up) and that what came may be anything: the pull
+ * fails with OPAL_ERR_COMM_FAILURE instead of handing over freed memory
+ * (over CMA or a registration cache nothing else would notice). */
+#define OPAL_RPC_SEAL_SIZE 8
+/* Writes a new seal after buf's size bytes and returns it (never 0). */
+OPAL_DECLSPEC uint64_t opal_rpc_base_seal_make(uint8_t *buf, size_t size);
+/* Breaks the seal after buf's size bytes (before they are freed). */
+OPAL_DECLSPEC void opal_rpc_base_seal_break(uint8_t *buf, size_t size);
+/* Whether the seal after buf's size bytes is seal. */
+OPAL_DECLSPEC bool opal_rpc_base_seal_intact(const uint8_t *buf, size_t size, uint64_t seal);
+
 /* Encodes req's input aside, exposes it by bulk, and builds the message
  * that carries the handle instead (hdr gets OPAL_RPC_HDR_F_BULK). */
 OPAL_DECLSPEC int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr,

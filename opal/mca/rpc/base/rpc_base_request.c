@@ -197,7 +197,10 @@ void opal_rpc_base_req_destroy(opal_rpc_request_t *req)
     if (NULL != req->in_bulk) {
         (void) opal_bulk_free(req->in_bulk);
     }
-    free(req->in_bulk_buf);
+    if (NULL != req->in_bulk_buf) {
+        opal_rpc_base_seal_break(req->in_bulk_buf, req->in_bulk_size);
+        free(req->in_bulk_buf);
+    }
     opal_rpc_addr_free(req->addr);
     opal_rpc_base_block_free(req);
 }
