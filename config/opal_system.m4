@@ -5,6 +5,11 @@ AC_DEFUN([OPAL_CHECK_SYSTEM], [
         [AC_MSG_ERROR([opal-mca needs Linux epoll and eventfd (header $ac_header)])])
     AC_CHECK_FUNCS([clock_gettime pthread_setname_np])
     AC_SEARCH_LIBS([clock_gettime], [rt])
+    # Memcheck's client requests (Debian's valgrind package ships them):
+    # where a device writes into memory behind valgrind's back (btl/verbs'
+    # receives and RDMA reads), the bytes are marked defined. Without the
+    # header the marks compile to nothing.
+    AC_CHECK_HEADERS([valgrind/memcheck.h])
 ])
 
 # AX_PTHREAD_LITE: -pthread works with both gcc and clang on the systems

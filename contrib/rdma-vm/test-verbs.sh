@@ -12,7 +12,8 @@
 #    and 1 MiB (rendezvous, an RDMA read).
 # 4. The test commands of the list files (default: verbs-tests.list, then
 #    verbs-btl.list, then verbs-ports.list, which adds a second device,
-#    rxe1, beside this script), each in BUILD-DIR with a time limit. A command whose
+#    rxe1, then verbs-valgrind.list when valgrind is installed, all beside
+#    this script), each in BUILD-DIR with a time limit. A command whose
 #    build-tree programs are not built is skipped and said to be.
 #
 # Options:
@@ -47,7 +48,10 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ $default_list = yes ] && lists=("$here/verbs-tests.list" "$here/verbs-btl.list" "$here/verbs-ports.list")
+if [ $default_list = yes ]; then
+    lists=("$here/verbs-tests.list" "$here/verbs-btl.list" "$here/verbs-ports.list")
+    command -v valgrind >/dev/null && lists+=("$here/verbs-valgrind.list")
+fi
 
 # shellcheck source=../test-list.sh
 . "$here/../test-list.sh"

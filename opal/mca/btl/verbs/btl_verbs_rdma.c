@@ -119,6 +119,9 @@ void mca_btl_verbs_rdma_complete(mca_btl_verbs_module_t *module, mca_btl_verbs_r
     mca_btl_base_rdma_completion_fn_t cbfunc = op->cbfunc;
     mca_btl_verbs_endpoint_t *ep = op->endpoint;
     void *local_address = op->local_address;
+    if (op->get && OPAL_SUCCESS == status) {
+        MCA_BTL_VERBS_MEM_DEFINED(local_address, op->size);
+    }
     mca_btl_base_registration_handle_t *local_handle = op->local_handle;
     void *cbcontext = op->cbcontext, *cbdata = op->cbdata;
     opal_free_list_return(&module->rdma_ops, &op->super);
@@ -165,6 +168,8 @@ static int rdma_post(mca_btl_base_module_t *btl, mca_btl_verbs_endpoint_t *ep,
     op->kind = MCA_BTL_VERBS_WR_RDMA;
     op->endpoint = ep;
     op->local_address = local_address;
+    op->size = size;
+    op->get = IBV_WR_RDMA_READ == opcode;
     op->local_handle = local_handle;
     op->cbfunc = cbfunc;
     op->cbcontext = cbcontext;

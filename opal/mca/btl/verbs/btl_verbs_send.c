@@ -92,6 +92,7 @@ void mca_btl_verbs_handle_recv(mca_btl_verbs_module_t *module, const struct ibv_
         return;
     }
     mca_btl_verbs_endpoint_t *ep = value;
+    MCA_BTL_VERBS_MEM_DEFINED(frag->base.super.ptr, wc->byte_len);
     uint32_t imm = ntohl(wc->imm_data);
     mca_btl_base_tag_t tag = (mca_btl_base_tag_t) (imm & 0xffu);
     ep->send_credits += imm >> MCA_BTL_VERBS_IMM_TAG_BITS;
