@@ -98,14 +98,7 @@ END_TEST
 #if OPAL_HAVE_HWLOC
 static hwloc_topology_t two_packages(void)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/btl/data/two_packages_two_nics.xml", opal_test_srcdir());
-    hwloc_topology_t topology;
-    ck_assert_int_eq(hwloc_topology_init(&topology), 0);
-    ck_assert_int_eq(hwloc_topology_set_xml(topology, path), 0);
-    ck_assert_int_eq(hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_ALL), 0);
-    ck_assert_int_eq(hwloc_topology_load(topology), 0);
-    return topology;
+    return opal_test_xml_topology("btl/data/two_packages_two_nics.xml");
 }
 
 START_TEST(nic_near_the_binding_ranks_first)

@@ -16,6 +16,7 @@
 
 #include "opal/mca/btl/verbs/btl_verbs_modex.h"
 #include "opal/mca/btl/verbs/btl_verbs_near.h"
+#include "opal/runtime/opal_device_near.h"
 #include "opal/util/opal_error.h"
 #include "test/support/opal_test.h"
 
@@ -303,12 +304,12 @@ START_TEST(ports_are_ordered_nearest_first_stably)
 {
     int rank[5] = {1, 2, 0, 1, 0};
     size_t order[5];
-    mca_btl_verbs_near_order(5, rank, order);
+    opal_device_near_order(5, rank, order);
     const size_t want[5] = {2, 4, 0, 3, 1};
     for (int i = 0; i < 5; ++i) {
         ck_assert_uint_eq(order[i], want[i]);
     }
-    mca_btl_verbs_near_order(0, rank, order);
+    opal_device_near_order(0, rank, order);
 }
 END_TEST
 
@@ -317,14 +318,7 @@ END_TEST
  * device mlx5_1 near the second. */
 static hwloc_topology_t two_packages(void)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/btl/data/two_packages_two_nics.xml", opal_test_srcdir());
-    hwloc_topology_t topology;
-    ck_assert_int_eq(hwloc_topology_init(&topology), 0);
-    ck_assert_int_eq(hwloc_topology_set_xml(topology, path), 0);
-    ck_assert_int_eq(hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_ALL), 0);
-    ck_assert_int_eq(hwloc_topology_load(topology), 0);
-    return topology;
+    return opal_test_xml_topology("btl/data/two_packages_two_nics.xml");
 }
 
 START_TEST(the_device_near_the_binding_comes_first)
@@ -337,14 +331,14 @@ START_TEST(the_device_near_the_binding_comes_first)
     ck_assert_int_eq(rank[0], 2);
     ck_assert_int_eq(rank[1], 0);
     ck_assert_int_eq(rank[2], 1); /* hwloc does not know it (soft-RoCE) */
-    mca_btl_verbs_near_order(3, rank, order);
+    opal_device_near_order(3, rank, order);
     ck_assert_uint_eq(order[0], 1);
     ck_assert_uint_eq(order[1], 2);
     ck_assert_uint_eq(order[2], 0);
     ck_assert_int_eq(mca_btl_verbs_near_rank(topology, "3", 3, devices, rank), OPAL_SUCCESS);
     ck_assert_int_eq(rank[0], 0);
     ck_assert_int_eq(rank[1], 2);
-    mca_btl_verbs_near_order(3, rank, order);
+    opal_device_near_order(3, rank, order);
     ck_assert_uint_eq(order[0], 0);
     /* Bound across both packages: near both, their own order kept. */
     ck_assert_int_eq(mca_btl_verbs_near_rank(topology, "1-2", 3, devices, rank), OPAL_SUCCESS);

@@ -1,7 +1,12 @@
 #include "opal/opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if OPAL_HAVE_HWLOC
+#include <hwloc.h>
+#endif
 
 #include "test/support/opal_test.h"
 
@@ -34,6 +39,20 @@ const char *opal_test_srcdir(void)
     const char *dir = getenv("OPAL_TEST_SRCDIR");
     return NULL != dir ? dir : ".";
 }
+
+#if OPAL_HAVE_HWLOC
+struct hwloc_topology *opal_test_xml_topology(const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", opal_test_srcdir(), rel);
+    hwloc_topology_t topology;
+    ck_assert_int_eq(hwloc_topology_init(&topology), 0);
+    ck_assert_msg(0 == hwloc_topology_set_xml(topology, path), "%s: not an hwloc XML file", path);
+    ck_assert_int_eq(hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_ALL), 0);
+    ck_assert_msg(0 == hwloc_topology_load(topology), "%s: does not load", path);
+    return topology;
+}
+#endif
 
 bool opal_test_can_fork(void)
 {

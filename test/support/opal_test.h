@@ -25,6 +25,12 @@ size_t opal_test_iterations(size_t full);
 /* The test/ directory of the source tree (for data files). */
 const char *opal_test_srcdir(void);
 
+struct hwloc_topology;
+/* The hwloc topology of the XML file at rel (under opal_test_srcdir()),
+ * I/O devices kept; the test fails when it does not load. Destroy it with
+ * hwloc_topology_destroy. Builds with hwloc only. */
+struct hwloc_topology *opal_test_xml_topology(const char *rel);
+
 /* Adds a test case holding one test: one behaviour, one case. */
 #define OPAL_TEST_ADD(suite, fn)                 \
     do {                                         \

@@ -17,6 +17,7 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/btl/verbs/btl_verbs.h"
 #include "opal/mca/btl/verbs/btl_verbs_near.h"
+#include "opal/runtime/opal_device_near.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_argv.h"
@@ -542,7 +543,7 @@ static mca_btl_base_module_t **verbs_init(int *num_btls, bool enable_progress_th
             near[i] = 1;
         }
     }
-    mca_btl_verbs_near_order((size_t) count, near, order);
+    opal_device_near_order((size_t) count, near, order);
 
     memset(&c->own, 0, sizeof(c->own));
     c->own.pid = (uint32_t) getpid();

@@ -166,9 +166,10 @@ bool opal_common_ofi_if_listed(const char *list, const void *sockaddr, size_t le
 struct hwloc_topology;
 
 /* Ranks candidate domains by how near their NIC is to cpuset (a binding
- * as a list string; NULL or "": not bound): rank[i] is 0 for a NIC whose
- * locality covers part of cpuset, 1 when unknown (no such device in
- * topology), 2 when it is elsewhere. domains[i] is matched against hwloc's
+ * as a list string; NULL or "": not bound), as opal_device_near_rank
+ * does: rank[i] is 0 for a NIC whose locality covers part of cpuset, 2
+ * when it is elsewhere, 1 when unknown (no such device in topology, or
+ * one hung off the machine itself). domains[i] is matched against hwloc's
  * OS devices (network interfaces, OpenFabrics devices) and pci_busids[i]
  * (NULL or "dddd:bb:dd.f") against its PCI devices. topology NULL: this
  * machine's, with I/O devices (loaded only when cpuset is set). */
