@@ -36,8 +36,11 @@ typedef struct rpc_delayed_t {
     size_t len;
 } rpc_delayed_t;
 
-/* The context the calling thread progresses (opal_rpc_base_in_progress). */
-static _Thread_local opal_rpc_context_t *progressing;
+/* The context the calling thread progresses (opal_rpc_base_in_progress).
+ * initial-exec: read and written twice per progress call, and libopal is
+ * loaded with the program, never dlopen'd (the default model calls
+ * __tls_get_addr each time). */
+static _Thread_local opal_rpc_context_t *progressing __attribute__((tls_model("initial-exec")));
 
 bool opal_rpc_base_in_progress(opal_rpc_context_t *ctx)
 {
