@@ -343,9 +343,115 @@ START_TEST(pool_with_2_to_8_workers_runs_every_task_once)
 }
 END_TEST
 
+/* ---------------------------------------------------- opal_sched_run_now */
+
+typedef struct now_t {
+    opal_sched_t *sched;
+    sched_test_log_t *log;
+    int id;
+    /* Seen from inside fn: */
+    int progress_ran;
+    bool nested_ran;
+    int complete_rc;
+} now_t;
+
+static void now_nested(void *arg)
+{
+    sched_test_log_add(((now_t *) arg)->log, -1);
+}
+
+static void now_fn(void *arg)
+{
+    now_t *n = arg;
+    sched_test_log_add(n->log, n->id);
+    /* As inside a body: no other pass, no run_now, no completion. */
+    n->progress_ran = opal_sched_progress(n->sched);
+    n->nested_ran = opal_sched_run_now(n->sched, now_nested, n);
+    n->complete_rc = opal_sched_complete(n->sched, OPAL_SUCCESS, false);
+}
+
+START_TEST(fifo_runs_work_now_when_nothing_is_scheduled)
+{
+    opal_sched_t *sched = sched_test_start("fifo", NULL, NULL);
+    sched_test_log_t log;
+    sched_test_log_init(&log);
+    now_t n = {.sched = sched, .log = &log, .id = 7};
+    ck_assert(opal_sched_run_now(sched, now_fn, &n));
+    ck_assert_int_eq(sched_test_log_count(&log), 1);
+    ck_assert_int_eq(log.entries[0], 7);
+    ck_assert_int_eq(n.progress_ran, 0);
+    ck_assert(!n.nested_ran);
+    ck_assert_int_eq(n.complete_rc, OPAL_ERR_BAD_PARAM);
+    /* A task scheduled and not run yet goes first: run_now declines, and
+     * the task then runs as it would have. */
+    ck_assert_int_eq(schedule_mark(sched, &log, 1, 0, 0), OPAL_SUCCESS);
+    n.id = 8;
+    ck_assert(!opal_sched_run_now(sched, now_fn, &n));
+    ck_assert_int_eq(sched_test_log_count(&log), 1);
+    sched_test_drain(sched);
+    ck_assert_int_eq(sched_test_log_count(&log), 2);
+    ck_assert_int_eq(log.entries[1], 1);
+    /* Idle again: it runs. */
+    ck_assert(opal_sched_run_now(sched, now_fn, &n));
+    ck_assert_int_eq(sched_test_log_count(&log), 3);
+    ck_assert_int_eq(log.entries[2], 8);
+    ck_assert(!opal_sched_run_now(NULL, now_fn, &n));
+    ck_assert(!opal_sched_run_now(sched, NULL, &n));
+    sched_test_finish(sched);
+}
+END_TEST
+
+typedef struct body_now_t {
+    now_t n;
+    bool ran;
+} body_now_t;
+
+static int body_calls_run_now(opal_sched_task_t *task)
+{
+    body_now_t *b = *(body_now_t **) opal_sched_task_arg(task, sizeof(b));
+    b->ran = opal_sched_run_now(b->n.sched, now_nested, &b->n);
+    return OPAL_SUCCESS;
+}
+
+START_TEST(run_now_declines_inside_a_pass)
+{
+    opal_sched_t *sched = sched_test_start("fifo", NULL, NULL);
+    sched_test_log_t log;
+    sched_test_log_init(&log);
+    body_now_t b = {.n = {.sched = sched, .log = &log}};
+    opal_sched_task_t *t = NULL;
+    ck_assert_int_eq(opal_sched_task_create(sched, body_calls_run_now, OPAL_SCHED_TASK_AUTO, &t),
+                     OPAL_SUCCESS);
+    *(body_now_t **) opal_sched_task_arg(t, sizeof(body_now_t *)) = &b;
+    ck_assert_int_eq(opal_sched_task_schedule(t, 0), OPAL_SUCCESS);
+    sched_test_drain(sched);
+    ck_assert(!b.ran);
+    ck_assert_int_eq(sched_test_log_count(&log), 0);
+    sched_test_finish(sched);
+}
+END_TEST
+
+START_TEST(policies_out_of_order_or_on_threads_never_run_now)
+{
+    const char *policies[] = {"prio", "pool"};
+    for (int i = 0; i < 2; ++i) {
+        opal_sched_t *sched = sched_test_start(policies[i], NULL, NULL);
+        sched_test_log_t log;
+        sched_test_log_init(&log);
+        now_t n = {.sched = sched, .log = &log, .id = 1};
+        ck_assert_msg(!opal_sched_run_now(sched, now_fn, &n), "%s", policies[i]);
+        ck_assert_int_eq(sched_test_log_count(&log), 0);
+        sched_test_finish(sched);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sched_policy");
+    OPAL_TEST_ADD(s, fifo_runs_work_now_when_nothing_is_scheduled);
+    OPAL_TEST_ADD(s, run_now_declines_inside_a_pass);
+    OPAL_TEST_ADD(s, policies_out_of_order_or_on_threads_never_run_now);
     OPAL_TEST_ADD(s, fifo_is_the_default_policy);
     OPAL_TEST_ADD(s, unknown_policy_is_refused);
     OPAL_TEST_ADD(s, finalize_with_a_live_scheduler_is_refused);

@@ -195,6 +195,19 @@ OPAL_DECLSPEC int opal_sched_progress(opal_sched_t *sched);
  * delayed or running). */
 OPAL_DECLSPEC bool opal_sched_check_complete(opal_sched_t *sched);
 
+/* Runs fn(arg) now, in the calling thread, as a pass of sched that runs
+ * only it, when a task scheduled now would come to that: the policy runs
+ * tasks in the order they become ready, in the caller's progress (fifo);
+ * nothing is scheduled on sched (waiting, ready, delayed or running); no
+ * pass over it is under way (another thread's, or one whose body called
+ * this); it is not being completed (opal_sched_complete). Inside fn, as inside a body,
+ * opal_sched_progress of sched returns 0 and opal_sched_complete /
+ * destroy are refused. Returns true when fn ran; false: make it a task.
+ * What it saves is the task (create, queue, run, finish: about 400
+ * instructions), for callers that would schedule a one-off body (the rpc
+ * engine's handlers). */
+OPAL_DECLSPEC bool opal_sched_run_now(opal_sched_t *sched, void (*fn)(void *arg), void *arg);
+
 /* Registers a callback run once when opal_sched_complete() finishes. */
 OPAL_DECLSPEC int opal_sched_register_comp_cb(opal_sched_t *sched, opal_sched_comp_cb_t cb,
                                               void *cb_arg);
@@ -346,6 +359,12 @@ typedef struct mca_sched_base_module_t {
      * started. Optional: NULL when the policy runs tasks on its own
      * threads (pool). */
     int (*sched_progress)(void *state);
+
+    /* True when sched_progress runs ready tasks in the order they became
+     * ready, with no bound but its batch: then a task that finds nothing
+     * scheduled would run next anyway, and opal_sched_run_now may run
+     * work in place of one. */
+    bool sched_in_order;
 } mca_sched_base_module_t;
 
 /* The component: an MCA component whose query returns the module. */

@@ -309,11 +309,16 @@ drop:
 
 /* The task of one request: its argument area holds the request and the
  * engine's reference on it, dropped once the handler returned. */
-static int handler_task(opal_sched_task_t *task)
+static void handler_run(void *arg)
 {
-    opal_rpc_request_t *req = *(opal_rpc_request_t **) opal_sched_task_arg(task, sizeof(req));
+    opal_rpc_request_t *req = arg;
     req->op->handler(req);
     opal_rpc_req_decref(req);
+}
+
+static int handler_task(opal_sched_task_t *task)
+{
+    handler_run(*(opal_rpc_request_t **) opal_sched_task_arg(task, sizeof(opal_rpc_request_t *)));
     return OPAL_SUCCESS;
 }
 
@@ -391,8 +396,13 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     }
     atomic_fetch_add_explicit(&ctx->handled, 1, memory_order_relaxed);
     if (NULL == ctx->sched || 0 != (op->flags & OPAL_RPC_OP_INLINE)) {
-        op->handler(req);
-        opal_rpc_req_decref(req);
+        handler_run(req);
+        return;
+    }
+    /* fifo with nothing scheduled: the task would run next, in this
+     * thread's progress; run the handler as that pass would, without the
+     * task. */
+    if (opal_sched_run_now(ctx->sched, handler_run, req)) {
         return;
     }
     handler_schedule(ctx, op, req, oneway);

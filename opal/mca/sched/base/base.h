@@ -26,5 +26,8 @@ OPAL_DECLSPEC void mca_sched_base_task_run(opal_sched_task_t *task);
 /* True when the calling thread is inside a body or callback of sched
  * (opal_sched_complete and opal_sched_destroy refuse to run there). */
 OPAL_DECLSPEC bool mca_sched_base_in_task(void);
+/* Around work run as a body outside a task (opal_sched_run_now). */
+void mca_sched_base_body_enter(void);
+void mca_sched_base_body_leave(void);
 
 #endif /* OPAL_MCA_SCHED_BASE_BASE_H */

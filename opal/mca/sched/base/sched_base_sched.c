@@ -119,6 +119,33 @@ int opal_sched_progress(opal_sched_t *sched)
     return n;
 }
 
+bool opal_sched_run_now(opal_sched_t *sched, void (*fn)(void *arg), void *arg)
+{
+    if (NULL == sched || NULL == fn || !sched->s_policy->sched_in_order ||
+        0 != atomic_load_explicit(&sched->s_inflight, memory_order_relaxed) ||
+        atomic_load_explicit(&sched->s_canceling, memory_order_relaxed)) {
+        return false;
+    }
+    /* A pass of its own, taken as opal_sched_progress takes one. */
+    if (!opal_using_threads()) {
+        if (atomic_load_explicit(&sched->s_progressing, memory_order_relaxed)) {
+            return false;
+        }
+        atomic_store_explicit(&sched->s_progressing, true, memory_order_relaxed);
+    } else if (atomic_exchange_explicit(&sched->s_progressing, true, memory_order_acquire)) {
+        return false;
+    }
+    /* Scheduled by another thread since the look above: it goes first. */
+    bool idle = 0 == atomic_load_explicit(&sched->s_inflight, memory_order_acquire);
+    if (idle) {
+        mca_sched_base_body_enter();
+        fn(arg);
+        mca_sched_base_body_leave();
+    }
+    atomic_store_explicit(&sched->s_progressing, false, memory_order_release);
+    return idle;
+}
+
 bool opal_sched_check_complete(opal_sched_t *sched)
 {
     return NULL != sched && 0 == atomic_load_explicit(&sched->s_inflight, memory_order_acquire);

@@ -26,6 +26,16 @@ bool mca_sched_base_in_task(void)
     return sched_task_depth > 0;
 }
 
+void mca_sched_base_body_enter(void)
+{
+    ++sched_task_depth;
+}
+
+void mca_sched_base_body_leave(void)
+{
+    --sched_task_depth;
+}
+
 static void links_return(opal_sched_t *sched, opal_sched_link_t *l)
 {
     while (NULL != l) {

@@ -81,4 +81,5 @@ const mca_sched_base_module_t mca_sched_fifo_module = {
     .sched_detach = fifo_detach,
     .sched_enqueue = fifo_enqueue,
     .sched_progress = fifo_progress,
+    .sched_in_order = true,
 };
