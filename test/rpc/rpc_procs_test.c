@@ -492,6 +492,11 @@ static void output_let_go_before_its_pull(const char *info, bool seal_says)
                               "status %d: %s", o.status, o.reason);
             }
             ck_assert_uint_eq(opal_fault_fired(OPAL_FAULT_SITE_rpc_bulk_pull_delay), 1);
+            if (seal_says) {
+                opal_rpc_stats_t stats;
+                client_stats(&stats);
+                ck_assert_uint_eq(stats.bulk_seals_broken, 1);
+            }
         } else {
             /* The site fired its once: this one is pulled at once. */
             ck_assert_msg(OPAL_SUCCESS == o.status && o.fill_ok && (64u << 10) == o.data_len,
@@ -542,6 +547,11 @@ static void input_let_go_before_its_pull(const char *info)
     ck_assert_int_eq(call(RPC_TEST_NOTED, 0, 0, NULL, 0, &o), OPAL_SUCCESS);
     ck_assert_msg(OPAL_SUCCESS == o.status, "status %d: %s", o.status, o.reason);
     ck_assert_uint_eq(o.value, 0);
+    /* And it was the seal that stopped it: the bytes came, the seal did
+     * not match (without the check they fail to decode instead). */
+    ck_assert_int_eq(call(RPC_TEST_SEALS, 0, 0, NULL, 0, &o), OPAL_SUCCESS);
+    ck_assert_msg(OPAL_SUCCESS == o.status, "status %d: %s", o.status, o.reason);
+    ck_assert_uint_eq(o.value, 1);
     free(data);
     stop_server();
     close_client();

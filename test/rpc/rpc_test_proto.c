@@ -76,6 +76,17 @@ static void held(opal_rpc_request_t *req)
     (void) opal_rpc_reply_send(req);
 }
 
+/* The context's count of pulls refused for a broken seal. */
+static void seals(opal_rpc_request_t *req)
+{
+    rpc_test_out_t *out = opal_rpc_req_output(req);
+    opal_rpc_stats_t stats;
+    opal_rpc_context_stats(opal_rpc_req_context(req), &stats);
+    out->value = (uint32_t) stats.bulk_seals_broken;
+    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
+    (void) opal_rpc_reply_send(req);
+}
+
 static void note(opal_rpc_request_t *req)
 {
     const rpc_test_in_t *in = opal_rpc_req_input(req);
@@ -116,6 +127,7 @@ static const opal_rpc_op_t ops[RPC_TEST_COUNT] = {
     [RPC_TEST_FILL] = {.handler = fill, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
     [RPC_TEST_HELD] = {.handler = held, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
     [RPC_TEST_NOTED] = {.handler = noted, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_SEALS] = {.handler = seals, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
 };
 
 int rpc_test_proto_register(volatile bool *stop)

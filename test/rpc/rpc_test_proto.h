@@ -23,6 +23,7 @@ enum {
     RPC_TEST_FILL,
     RPC_TEST_HELD,
     RPC_TEST_NOTED,
+    RPC_TEST_SEALS,
     RPC_TEST_COUNT
 };
 

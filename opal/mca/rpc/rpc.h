@@ -134,6 +134,10 @@ typedef struct opal_rpc_stats_t {
      * completes). */
     uint64_t bulk_inputs;
     uint64_t bulk_inputs_held;
+    /* Pulls of an input (server) or an output (client) by bulk that found
+     * the seal after the bytes broken: their owner let them go before
+     * they were read, and the pull failed (docs/rpc.md, "Seals"). */
+    uint64_t bulk_seals_broken;
 } opal_rpc_stats_t;
 
 /* ------------------------------------------------------------- engine */

@@ -204,6 +204,9 @@ static void pull_done(const opal_bulk_cb_info_t *info)
                  "pulled (its seal is broken): not run",
                  p->size, p->hdr.opcode);
         opal_output_verbose(1, opal_rpc_base_output, "rpc: %s", why);
+        opal_mutex_lock(&p->ctx->lock);
+        ++p->ctx->stats.bulk_seals_broken;
+        opal_mutex_unlock(&p->ctx->lock);
         opal_rpc_base_error_reply(p->ctx, &p->hdr, p->source, OPAL_ERR_COMM_FAILURE, why);
         opal_rpc_addr_free(p->source);
     } else if (OPAL_SUCCESS == ret) {

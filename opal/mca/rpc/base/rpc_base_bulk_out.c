@@ -394,6 +394,10 @@ static void out_pull_done(const opal_bulk_cb_info_t *info)
     } else if (OPAL_SUCCESS == ret && !opal_rpc_base_seal_intact(p->buf, p->size, p->seal)) {
         p->seal_broken = true;
         ret = OPAL_ERR_COMM_FAILURE;
+        opal_rpc_context_t *ctx = p->req->ctx;
+        opal_mutex_lock(&ctx->lock);
+        ++ctx->stats.bulk_seals_broken;
+        opal_mutex_unlock(&ctx->lock);
     }
     if (OPAL_SUCCESS == ret && OPAL_FAULT(rpc_bulk_pull_hold)) {
         /* As if the bytes were still coming: the timeout, an abort or the
