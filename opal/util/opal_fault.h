@@ -59,7 +59,7 @@
     X(rpc_reply_delay, "an rpc server holds a reply for arg ms, then sends it")                    \
     X(rpc_bulk_pull_hold,                                                                          \
       "an rpc client holds a finished pull of an output by bulk until its request completes "      \
-      "otherwise (timeout, abort, peer failure): a pull slower than any timeout")                \
+      "otherwise (timeout, abort, peer failure): a pull slower than any timeout")                  \
     X(rpc_bulk_pull_delay,                                                                         \
       "an rpc process stalls arg ms (its progress blocked) before it pulls an input or an "        \
       "output by bulk")

@@ -487,8 +487,8 @@ static void output_let_go_before_its_pull(const char *info, bool seal_says)
                           "an output let go before its pull completed its request (%s)",
                           o.fill_ok ? "its bytes happened to be intact" : "with wrong bytes");
             if (seal_says) {
-                ck_assert_msg(OPAL_ERR_COMM_FAILURE == o.status && NULL != strstr(o.reason,
-                                                                                  "seal is broken"),
+                ck_assert_msg(OPAL_ERR_COMM_FAILURE == o.status &&
+                                  NULL != strstr(o.reason, "seal is broken"),
                               "status %d: %s", o.status, o.reason);
             }
             ck_assert_uint_eq(opal_fault_fired(OPAL_FAULT_SITE_rpc_bulk_pull_delay), 1);

@@ -121,8 +121,8 @@ void perf_output_table_row(const perf_t *p, const perf_result_t *r)
         fprintf(p->out, "%-*zu%*.2f%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN, r->value,
                 VALUE_COLUMN, r->bandwidth);
     } else if (p->opts.percentiles) {
-        fprintf(p->out, "%-*zu%*.2f%*.2f%*.2f%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN,
-                r->value, VALUE_COLUMN, r->median, VALUE_COLUMN, r->min, VALUE_COLUMN, r->p99);
+        fprintf(p->out, "%-*zu%*.2f%*.2f%*.2f%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN, r->value,
+                VALUE_COLUMN, r->median, VALUE_COLUMN, r->min, VALUE_COLUMN, r->p99);
     } else {
         fprintf(p->out, "%-*zu%*.2f\n", SIZE_COLUMN, r->size, VALUE_COLUMN, r->value);
     }

@@ -55,7 +55,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #if defined(HAVE_VALGRIND_MEMCHECK_H)
-#    include <valgrind/memcheck.h>
+#include <valgrind/memcheck.h>
 #endif
 
 #include "opal/class/opal_free_list.h"
@@ -110,9 +110,9 @@ OBJ_CLASS_DECLARATION(mca_btl_verbs_frag_t);
  * valgrind those bytes would read as uninitialised. Marked defined at
  * their completion; nothing outside valgrind (a few instructions). */
 #if defined(HAVE_VALGRIND_MEMCHECK_H)
-#    define MCA_BTL_VERBS_MEM_DEFINED(addr, len) ((void) VALGRIND_MAKE_MEM_DEFINED((addr), (len)))
+#define MCA_BTL_VERBS_MEM_DEFINED(addr, len) ((void) VALGRIND_MAKE_MEM_DEFINED((addr), (len)))
 #else
-#    define MCA_BTL_VERBS_MEM_DEFINED(addr, len) ((void) 0)
+#define MCA_BTL_VERBS_MEM_DEFINED(addr, len) ((void) 0)
 #endif
 
 typedef struct mca_btl_verbs_rdma_op_t {

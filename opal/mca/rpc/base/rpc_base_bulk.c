@@ -189,9 +189,9 @@ static void pull_done(const opal_bulk_cb_info_t *info)
     if (OPAL_SUCCESS == ret && !p->seal_read) {
         /* The bytes are here: now the seal, read after all of them. */
         p->seal_read = true;
-        ret = opal_bulk_transfer(opal_rpc_engine.bulk, p->ctx->na_ctx, pull_done, p,
-                                 OPAL_BULK_PULL, p->source, p->hdr.src_ctx, p->remote, p->size,
-                                 p->local, p->size, OPAL_RPC_SEAL_SIZE, NULL);
+        ret = opal_bulk_transfer(opal_rpc_engine.bulk, p->ctx->na_ctx, pull_done, p, OPAL_BULK_PULL,
+                                 p->source, p->hdr.src_ctx, p->remote, p->size, p->local, p->size,
+                                 OPAL_RPC_SEAL_SIZE, NULL);
         if (OPAL_SUCCESS == ret) {
             return;
         }
