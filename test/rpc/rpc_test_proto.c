@@ -3,7 +3,9 @@
  */
 #include "opal/opal_config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "test/rpc/rpc_test_proto.h"
@@ -66,25 +68,28 @@ static void fill(opal_rpc_request_t *req)
     free(bytes);
 }
 
-static void held(opal_rpc_request_t *req)
+/* Answers with the counter at offset of the request's context stats. */
+static void answer_stat(opal_rpc_request_t *req, size_t offset)
 {
     rpc_test_out_t *out = opal_rpc_req_output(req);
     opal_rpc_stats_t stats;
     opal_rpc_context_stats(opal_rpc_req_context(req), &stats);
-    out->value = (uint32_t) stats.bulk_outputs_held;
+    uint64_t value;
+    memcpy(&value, (const char *) &stats + offset, sizeof(value));
+    out->value = (uint32_t) value;
     out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
     (void) opal_rpc_reply_send(req);
+}
+
+static void held(opal_rpc_request_t *req)
+{
+    answer_stat(req, offsetof(opal_rpc_stats_t, bulk_outputs_held));
 }
 
 /* The context's count of pulls refused for a broken seal. */
 static void seals(opal_rpc_request_t *req)
 {
-    rpc_test_out_t *out = opal_rpc_req_output(req);
-    opal_rpc_stats_t stats;
-    opal_rpc_context_stats(opal_rpc_req_context(req), &stats);
-    out->value = (uint32_t) stats.bulk_seals_broken;
-    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
-    (void) opal_rpc_reply_send(req);
+    answer_stat(req, offsetof(opal_rpc_stats_t, bulk_seals_broken));
 }
 
 static void note(opal_rpc_request_t *req)
