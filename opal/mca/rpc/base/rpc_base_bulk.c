@@ -100,7 +100,7 @@ int opal_rpc_base_bulk_request(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uin
         return rc;
     }
     size_t hsize = opal_bulk_get_serialize_size(req->in_bulk, 0);
-    size_t payload = 8 + 8 + 4 + hsize;
+    size_t payload = OPAL_RPC_BULK_DESC_SIZE(hsize);
     size_t total = OPAL_RPC_HDR_SIZE + payload;
     if (total > e->eager_size) {
         return OPAL_ERR_VALUE_OUT_OF_BOUNDS;
@@ -240,21 +240,18 @@ void opal_rpc_base_bulk_pull(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     p->hdr = *hdr;
     p->op = op;
     p->source = source;
-    opal_cursor_t c;
-    opal_cursor_init_read(&c, payload, hdr->payload_len);
-    uint64_t size = opal_cursor_get_u64(&c);
-    p->seal = opal_cursor_get_u64(&c);
-    uint32_t hsize = 0;
-    const void *h = opal_cursor_get_blob(&c, &hsize, UINT32_MAX);
-    if (!opal_cursor_done(&c) || NULL == e->bulk || NULL == source || size > RPC_BULK_MAX) {
+    opal_rpc_bulk_desc_t desc;
+    bool parsed = OPAL_SUCCESS == opal_rpc_bulk_desc_decode(&desc, payload, hdr->payload_len);
+    if (!parsed || NULL == e->bulk || NULL == source || desc.size > RPC_BULK_MAX) {
         snprintf(why, sizeof(why), "opcode 0x%08x: %s", hdr->opcode,
                  NULL == e->bulk || NULL == source ? "input by bulk but no bulk here"
-                 : size > RPC_BULK_MAX             ? "input by bulk above 1 GiB"
-                                                   : "malformed bulk descriptor");
+                 : !parsed                         ? "malformed bulk descriptor"
+                                                   : "input by bulk above 1 GiB");
         goto fail;
     }
-    p->size = (size_t) size;
-    rc = opal_bulk_deserialize(e->bulk, &p->remote, h, hsize);
+    p->size = (size_t) desc.size;
+    p->seal = desc.seal;
+    rc = opal_bulk_deserialize(e->bulk, &p->remote, desc.handle, desc.handle_len);
     if (OPAL_SUCCESS != rc) {
         snprintf(why, sizeof(why), "opcode 0x%08x: the input's bulk handle does not deserialize",
                  hdr->opcode);

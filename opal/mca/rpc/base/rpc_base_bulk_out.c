@@ -163,7 +163,7 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
     if (OPAL_SUCCESS == rc) {
         /* Not eager: the bytes are larger than a message by definition. */
         hsize = opal_bulk_get_serialize_size(h->bulk, 0);
-        payload = 8 + 8 + 4 + hsize;
+        payload = OPAL_RPC_BULK_DESC_SIZE(hsize);
         total = OPAL_RPC_HDR_SIZE + payload;
         rc = total > e->eager_size ? OPAL_ERR_VALUE_OUT_OF_BOUNDS : OPAL_SUCCESS;
     }
@@ -417,21 +417,17 @@ int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *
     opal_rpc_engine_t *e = &opal_rpc_engine;
     char why[192];
     int rc = OPAL_ERR_PROTOCOL;
-    opal_cursor_t c;
-    opal_cursor_init_read(&c, payload, hdr->payload_len);
-    uint64_t size = opal_cursor_get_u64(&c);
-    uint64_t seal = opal_cursor_get_u64(&c);
-    uint32_t hsize = 0;
-    const void *blob = opal_cursor_get_blob(&c, &hsize, UINT32_MAX);
+    opal_rpc_bulk_desc_t desc;
+    bool parsed = OPAL_SUCCESS == opal_rpc_bulk_desc_decode(&desc, payload, hdr->payload_len);
     rpc_out_pull_t *p = NULL;
-    if (!opal_cursor_done(&c) || NULL == e->bulk || NULL == req->addr || NULL == req->op->out ||
-        size > RPC_BULK_OUT_MAX) {
+    if (!parsed || NULL == e->bulk || NULL == req->addr || NULL == req->op->out ||
+        desc.size > RPC_BULK_OUT_MAX) {
         snprintf(why, sizeof(why), "a reply to opcode 0x%08x with its output by bulk: %s",
                  hdr->opcode,
-                 !opal_cursor_done(&c)     ? "malformed bulk descriptor"
-                 : size > RPC_BULK_OUT_MAX ? "output above 1 GiB"
-                 : NULL == req->op->out    ? "but the operation has no output"
-                                           : "but no bulk here");
+                 !parsed                        ? "malformed bulk descriptor"
+                 : desc.size > RPC_BULK_OUT_MAX ? "output above 1 GiB"
+                 : NULL == req->op->out         ? "but the operation has no output"
+                                                : "but no bulk here");
         goto fail;
     }
     p = calloc(1, sizeof(*p));
@@ -440,10 +436,10 @@ int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *
         snprintf(why, sizeof(why), "no memory to pull the output of opcode 0x%08x", hdr->opcode);
         goto fail;
     }
-    p->size = (size_t) size;
-    p->seal = seal;
+    p->size = (size_t) desc.size;
+    p->seal = desc.seal;
     p->server_ctx = hdr->src_ctx;
-    rc = opal_bulk_deserialize(e->bulk, &p->remote, blob, hsize);
+    rc = opal_bulk_deserialize(e->bulk, &p->remote, desc.handle, desc.handle_len);
     if (OPAL_SUCCESS != rc) {
         snprintf(why, sizeof(why), "the bulk handle of opcode 0x%08x's output does not deserialize",
                  hdr->opcode);

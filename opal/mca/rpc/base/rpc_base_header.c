@@ -113,3 +113,14 @@ int opal_rpc_hdr_decode(opal_rpc_hdr_t *hdr, const void *buf, size_t len, const 
     }
     return OPAL_SUCCESS;
 }
+
+int opal_rpc_bulk_desc_decode(opal_rpc_bulk_desc_t *desc, const void *payload, size_t len)
+{
+    opal_cursor_t c;
+    opal_cursor_init_read(&c, payload, len);
+    desc->size = opal_cursor_get_u64(&c);
+    desc->seal = opal_cursor_get_u64(&c);
+    desc->handle_len = 0;
+    desc->handle = opal_cursor_get_blob(&c, &desc->handle_len, UINT32_MAX);
+    return opal_cursor_done(&c) ? OPAL_SUCCESS : OPAL_ERR_PROTOCOL;
+}

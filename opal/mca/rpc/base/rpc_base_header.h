@@ -57,4 +57,24 @@ OPAL_DECLSPEC int opal_rpc_hdr_encode(const opal_rpc_hdr_t *hdr, void *buf, size
 OPAL_DECLSPEC int opal_rpc_hdr_decode(opal_rpc_hdr_t *hdr, const void *buf, size_t len,
                                       const char **why);
 
+/* The payload of a message whose input or output goes by bulk
+ * (OPAL_RPC_HDR_F_BULK): u64 size of the encoding, u64 seal (the value
+ * after the exposed bytes, rpc_base_internal.h), u32 handle length and
+ * the serialized handle, nothing after. */
+typedef struct opal_rpc_bulk_desc_t {
+    uint64_t size;
+    uint64_t seal;
+    const void *handle; /* points into the payload */
+    uint32_t handle_len;
+} opal_rpc_bulk_desc_t;
+
+/* The bytes a descriptor with a handle of handle_len bytes takes. */
+#define OPAL_RPC_BULK_DESC_SIZE(handle_len) (8 + 8 + 4 + (size_t) (handle_len))
+
+/* Reads a descriptor from the len bytes at payload: OPAL_SUCCESS, or
+ * OPAL_ERR_PROTOCOL for one that is short or has bytes left over. The
+ * size is the caller's to bound. */
+OPAL_DECLSPEC int opal_rpc_bulk_desc_decode(opal_rpc_bulk_desc_t *desc, const void *payload,
+                                            size_t len);
+
 #endif /* OPAL_MCA_RPC_BASE_RPC_BASE_HEADER_H */
