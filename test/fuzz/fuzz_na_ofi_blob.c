@@ -14,29 +14,16 @@
 #include "opal/mca/na/base/base.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_error.h"
+#include "test/fuzz/fuzz_na_ofi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static opal_na_class_t *classes[2];
-
-static opal_na_class_t *class_for(int which)
-{
-    static int opened;
-    if (!opened) {
-        opened = 1;
-        (void) opal_init_util(NULL, NULL);
-        (void) opal_na_initialize("ofi+tcp://127.0.0.1", false, &classes[0]);
-        (void) opal_na_initialize("ofi+shm", false, &classes[1]);
-    }
-    return classes[which];
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (0 == size) {
         return 0;
     }
-    opal_na_class_t *cls = class_for((data[0] >> 1) & 1);
+    opal_na_class_t *cls = fuzz_na_ofi_class((data[0] >> 1) & 1);
     if (NULL == cls) {
         return 0;
     }

@@ -1,8 +1,9 @@
 /*
  * na/ofi between processes started alone: a server (na_ofi_peer) run by
  * itself writes its URI to a file, the client reads it and looks the
- * server up (Mercury's everyday case); and a server killed while the
- * client has operations pending with it.
+ * server up (Mercury's everyday case); a server killed while the
+ * client has operations pending with it; and the shm provider's files of
+ * killed processes.
  */
 #include "opal/opal_config.h"
 
@@ -10,11 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "opal/mca/na/base/base.h"
 #include "opal/util/opal_error.h"
 #include "test/na/na_test_support.h"
 #include "test/support/opal_test.h"
@@ -205,11 +209,131 @@ START_TEST(operations_pending_with_a_killed_server_complete_with_an_error)
 }
 END_TEST
 
+/* /dev/shm/<name> exists. */
+static bool shm_exists(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm/%s", name);
+    struct stat st;
+    return 0 == stat(path, &st);
+}
+
+/* The file of pid's first unnamed ofi+shm class. */
+static void shm_ep0_name(pid_t pid, char *name, size_t size)
+{
+    snprintf(name, size, "opal-mca.%lu.na_ofi.ep0.%ld", (unsigned long) geteuid(), (long) pid);
+}
+
+/* A killed process cannot remove its shm file: opal_na_cleanup (what
+ * `opal_info --cleanup` runs, and every ofi+shm class at its start) does,
+ * once the process is gone, and not before. */
+START_TEST(cleanup_removes_a_killed_shm_server_file_and_never_a_live_one)
+{
+    na_test_init();
+    char *uri = start_server("ofi+shm");
+    free(uri);
+    char name[256];
+    shm_ep0_name(server_pid, name, sizeof(name));
+    ck_assert_msg(shm_exists(name), "the server has no /dev/shm/%s", name);
+    (void) opal_na_cleanup();
+    ck_assert_msg(shm_exists(name), "cleanup removed a live server's file");
+    ck_assert_int_eq(kill(server_pid, SIGKILL), 0);
+    int status;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    ck_assert_msg(shm_exists(name), "the provider removed the file of a killed process");
+    ck_assert_int_ge(opal_na_cleanup(), 1);
+    ck_assert_msg(!shm_exists(name), "cleanup left /dev/shm/%s", name);
+    na_test_fini();
+}
+END_TEST
+
+/* Writes a 64-byte file /dev/shm/<name> of garbage. */
+static bool plant(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/%s", name);
+    int fd = shm_open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        return false;
+    }
+    char junk[64];
+    memset(junk, 0xa5, sizeof(junk));
+    bool ok = sizeof(junk) == write(fd, junk, sizeof(junk));
+    close(fd);
+    return ok;
+}
+
+/* A killed process whose pid this one got left its shm files, under the
+ * provider's own name ("<pid>:0:0") and under na/ofi's: this process's
+ * ofi+shm classes open all the same (the provider alone would fail with
+ * "Device or resource busy"), and work. */
+START_TEST(files_a_dead_process_with_this_pid_left_do_not_stop_shm)
+{
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (0 == child) {
+        char provider_name[64], ours[256];
+        snprintf(provider_name, sizeof(provider_name), "%ld:0:0", (long) getpid());
+        shm_ep0_name(getpid(), ours, sizeof(ours));
+        if (!plant(provider_name) || !plant(ours)) {
+            _exit(2);
+        }
+        na_test_init();
+        na_test_end_t e[2];
+        if (OPAL_SUCCESS != na_test_open("ofi+shm", &e[0])) {
+            _exit(3);
+        }
+        if (OPAL_SUCCESS != na_test_open("ofi+shm", &e[1])) {
+            _exit(4);
+        }
+        /* One message from the first to the second: both endpoints work. */
+        char *uri = na_test_uri(&e[1]);
+        opal_na_addr_t *peer = NULL;
+        if (NULL == uri || OPAL_SUCCESS != opal_na_addr_lookup(e[0].cls, uri, &peer)) {
+            _exit(5);
+        }
+        free(uri);
+        na_test_result_t sent = {0}, got = {0};
+        char buf[64];
+        if (OPAL_SUCCESS != opal_na_msg_recv_unexpected(e[1].cls, e[1].ctx, na_test_record, &got,
+                                                        buf, sizeof(buf), NULL, NULL) ||
+            OPAL_SUCCESS != opal_na_msg_send_unexpected(e[0].cls, e[0].ctx, na_test_record, &sent,
+                                                        "hi", 2, NULL, peer, 0, 5, NULL)) {
+            _exit(6);
+        }
+        if (!na_test_wait(e, 2, &sent.calls, 1, TIMEOUT) ||
+            !na_test_wait(e, 2, &got.calls, 1, TIMEOUT) || OPAL_SUCCESS != got.ret ||
+            2 != got.size) {
+            _exit(7);
+        }
+        if (NULL != got.source) {
+            opal_na_addr_free(e[1].cls, got.source);
+        }
+        opal_na_addr_free(e[0].cls, peer);
+        na_test_close(&e[1]);
+        na_test_close(&e[0]);
+        na_test_fini();
+        char path[128];
+        snprintf(path, sizeof(path), "/%s", provider_name);
+        (void) shm_unlink(path);
+        _exit(shm_exists(ours) ? 8 : 0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && 0 == WEXITSTATUS(status),
+                  "the child failed at step %d (2: planting, 3-4: opening shm, 5-7: a message, 8: "
+                  "its file outlived its class)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("na_ofi_procs");
     OPAL_TEST_ADD(s, a_client_reaches_a_tcp_server_started_alone_by_its_uri_file);
     OPAL_TEST_ADD(s, a_client_reaches_a_shm_server_started_alone_by_its_uri_file);
     OPAL_TEST_ADD(s, operations_pending_with_a_killed_server_complete_with_an_error);
+    OPAL_TEST_ADD(s, cleanup_removes_a_killed_shm_server_file_and_never_a_live_one);
+    OPAL_TEST_ADD(s, files_a_dead_process_with_this_pid_left_do_not_stop_shm);
     return opal_test_run(s);
 }

@@ -1,92 +1,22 @@
 /*
  * opal_na_cleanup for na/btl: removes the /dev/shm files of standalone
- * processes of this user that are gone (na_btl_rte.h names them). A file
- * is removed only when its name gives this user's uid and the standalone
- * job, the file is this user's, and no process has its pid: a live
- * process's files, and every other user's, are left alone. A pid reused
- * by an unrelated process keeps the file until that process is gone too.
+ * processes of this user that are gone (na_btl_rte.h names them
+ * "opal-mca.<uid>.<standalone job>.<kind>.<pid>"; na_base_shm.c says which
+ * files it removes and which it leaves).
  */
 #include "opal/opal_config.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "opal/mca/na/base/base.h"
 #include "opal/mca/na/btl/na_btl.h"
 #include "opal/mca/na/btl/na_btl_rte.h"
-#include "opal/util/opal_error.h"
-#include "opal/util/opal_output.h"
-
-#define SHM_DIR "/dev/shm"
-
-/* The pid at the end of name when name is "<prefix><kind>.<pid>" with a
- * kind of letters, digits and '_'; 0 otherwise. */
-static pid_t owner_pid(const char *name, const char *prefix)
-{
-    size_t plen = strlen(prefix);
-    if (0 != strncmp(name, prefix, plen)) {
-        return 0;
-    }
-    const char *kind = name + plen;
-    const char *dot = strchr(kind, '.');
-    if (NULL == dot || dot == kind) {
-        return 0;
-    }
-    for (const char *c = kind; c < dot; ++c) {
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || '_' == *c)) {
-            return 0;
-        }
-    }
-    unsigned long pid = 0;
-    const char *d = dot + 1;
-    if ('\0' == *d || '0' == *d) {
-        return 0;
-    }
-    for (; '\0' != *d; ++d) {
-        if (*d < '0' || *d > '9' || (pid = pid * 10 + (unsigned long) (*d - '0')) > 4194304) {
-            return 0;
-        }
-    }
-    return (pid_t) pid;
-}
 
 int na_btl_cleanup(void)
 {
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "opal-mca.%lu.%lu.", (unsigned long) geteuid(),
              (unsigned long) NA_BTL_STANDALONE_JOBID);
-    DIR *dir = opendir(SHM_DIR);
-    if (NULL == dir) {
-        /* No /dev/shm: nothing of ours can be there. */
-        return 0;
-    }
-    int removed = 0;
-    struct dirent *entry;
-    while (NULL != (entry = readdir(dir))) {
-        pid_t pid = owner_pid(entry->d_name, prefix);
-        if (0 == pid || (0 == kill(pid, 0) || ESRCH != errno)) {
-            continue;
-        }
-        struct stat st;
-        if (0 != fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-            !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-            continue;
-        }
-        char name[NAME_MAX + 2];
-        snprintf(name, sizeof(name), "/%s", entry->d_name);
-        if (0 == shm_unlink(name)) {
-            opal_output_verbose(1, opal_na_base_output,
-                                "na/btl: removed /dev/shm%s (pid %ld is gone)", name, (long) pid);
-            ++removed;
-        }
-    }
-    closedir(dir);
-    return removed;
+    return opal_na_base_shm_cleanup(prefix, "na/btl");
 }

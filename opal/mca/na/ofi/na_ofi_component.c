@@ -5,11 +5,14 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/na/base/base.h"
 #include "opal/mca/na/ofi/na_ofi.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
@@ -24,6 +27,7 @@ static void ofi_op_fini(opal_na_class_t *cls, opal_na_op_id_t *op);
 static size_t ofi_max_unexpected(const opal_na_class_t *cls);
 static size_t ofi_max_expected(const opal_na_class_t *cls);
 static opal_na_tag_t ofi_max_tag(const opal_na_class_t *cls);
+static int ofi_cleanup(void);
 
 static const opal_na_class_ops_t ofi_ops = {
     .name = "ofi",
@@ -68,6 +72,7 @@ static const opal_na_class_ops_t ofi_ops = {
     .poll_try_wait = na_ofi_poll_try_wait,
     .poll = na_ofi_poll,
     .cancel = na_ofi_cancel,
+    .cleanup = ofi_cleanup,
 };
 
 opal_na_ofi_component_t mca_na_ofi_component = {
@@ -274,6 +279,39 @@ static int rbufs_post(na_ofi_class_t *oc)
     return OPAL_SUCCESS;
 }
 
+/*
+ * Files of the shm provider. Left to itself, shm names an endpoint's file
+ * "<pid>:<domain>:<endpoint>" and cannot remove it when its process is
+ * killed; a later process that gets the same pid then fails to open shm
+ * ("fi_enable ... Device or resource busy"), and nothing removes the file
+ * (16 MiB of memory each). So a class not given a name ("ofi+shm", not
+ * "ofi+shm://name") names its endpoint "opal-mca.<uid>.na_ofi.ep<n>.<pid>":
+ * common/ofi removes a file of that name before enabling the endpoint
+ * (only a dead process with this pid can have left one: n counts this
+ * process's classes), and ofi_cleanup, run at class init and by
+ * opal_na_cleanup, those of processes that are gone.
+ */
+static void shm_prefix(char *prefix, size_t size)
+{
+    snprintf(prefix, size, "opal-mca.%lu.na_ofi.", (unsigned long) geteuid());
+}
+
+static int ofi_cleanup(void)
+{
+    char prefix[64];
+    shm_prefix(prefix, sizeof(prefix));
+    return opal_na_base_shm_cleanup(prefix, "na/ofi");
+}
+
+/* This process's next unnamed shm endpoint's name into name. */
+static void shm_own_name(char *name, size_t size)
+{
+    static atomic_uint next_ep;
+    char prefix[64];
+    shm_prefix(prefix, sizeof(prefix));
+    snprintf(name, size, "%sep%u.%ld", prefix, atomic_fetch_add(&next_ep, 1), (long) getpid());
+}
+
 static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool listen)
 {
     (void) listen;
@@ -347,6 +385,9 @@ static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool
     char shm_name[128];
     if (is_shm && NULL != info->host_name) {
         snprintf(shm_name, sizeof(shm_name), "%s", info->host_name);
+    } else if (is_shm) {
+        (void) ofi_cleanup();
+        shm_own_name(shm_name, sizeof(shm_name));
     }
     opal_common_ofi_ctx_attr_t attr = {
         .cq_format = FI_CQ_FORMAT_TAGGED,
@@ -356,7 +397,7 @@ static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool
         .want_wait_fd = NULL == init || !init->busy_wait,
         .av_type = FI_AV_TABLE,
         .min_multi_recv = oc->multi_recv ? NA_OFI_UHDR_MAX + oc->max_unexpected : 0,
-        .shm_ep_name = is_shm && NULL != info->host_name ? shm_name : NULL,
+        .shm_ep_name = is_shm ? shm_name : NULL,
         .output = opal_na_base_output,
     };
     rc = opal_common_ofi_ctx_open(&oc->ofi, fi, &attr, &why);
