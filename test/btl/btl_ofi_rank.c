@@ -304,6 +304,12 @@ int main(int argc, char **argv)
             (void) opal_fence(false);
             char *args[2] = {"100", "10"};
             exit_code = case_pingpong(2, args);
+        } else if (0 == strcmp(name, "hold")) {
+            /* Holds its endpoint until it is killed. */
+            say("holding");
+            for (;;) {
+                pause();
+            }
         } else if (0 == strcmp(name, "module")) {
             /* Found through the base: the component lives in a plugin. */
             mca_btl_ofi_module_t *m = NULL;

@@ -18,11 +18,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include <rdma/fi_errno.h>
 
 #include "test/btl/btl_test_suite.h"
+#include "test/orte/orte_test_support.h"
 
 #ifndef BTL_OFI_PROVIDER
 #error "BTL_OFI_PROVIDER names the provider this suite runs on"
@@ -242,6 +245,60 @@ START_TEST(killed_rank_leaves_no_shm_file)
     mcarun_test_run_free(&run);
 }
 END_TEST
+
+/* Starts btl_ofi_rank CASE alone (a singleton: no launcher to sweep its
+ * files) over btl self,ofi on this provider. */
+static pid_t start_singleton(const char *name)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (0 == pid) {
+        orte_test_forget_launchers();
+        orte_test_use_build_tree_plugins();
+        setenv("OPAL_MCA_btl", "self,ofi", 1);
+        setenv("OPAL_MCA_ofi_provider_include", BTL_OFI_PROVIDER, 1);
+        const char *prog = mcarun_test_build_path("test/btl/btl_ofi_rank");
+        execl(prog, "btl_ofi_rank", name, (char *) NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static bool shm_exists(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm/%s", name);
+    struct stat st;
+    return 0 == stat(path, &st);
+}
+
+/* Outside mcarun, btl/ofi names its shm endpoint
+ * opal-mca.<uid>.ofi_shm.btl<n>.<pid> (not the provider's "<pid>:0:0",
+ * which a later process with that pid cannot open over): a killed
+ * singleton leaves it, and the next process's btl/ofi sweeps it. */
+START_TEST(a_killed_singletons_shm_file_is_swept_by_the_next)
+{
+    pid_t holder = start_singleton("hold");
+    char name[256];
+    snprintf(name, sizeof(name), "opal-mca.%lu.ofi_shm.btl0.%ld", (unsigned long) geteuid(),
+             (long) holder);
+    time_t deadline = time(NULL) + 60;
+    int status;
+    while (!shm_exists(name)) {
+        ck_assert_msg(0 == waitpid(holder, &status, WNOHANG), "the singleton exited early");
+        ck_assert_msg(time(NULL) < deadline, "no /dev/shm/%s within 60 s", name);
+        usleep(20 * 1000);
+    }
+    ck_assert_int_eq(kill(holder, SIGKILL), 0);
+    ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+    ck_assert_msg(shm_exists(name), "the file of a killed singleton went away by itself");
+    pid_t next = start_singleton("module");
+    ck_assert_int_eq(waitpid(next, &status, 0), next);
+    ck_assert_msg(WIFEXITED(status) && 0 == WEXITSTATUS(status), "the next singleton failed");
+    ck_assert_msg(!shm_exists(name), "the next singleton's btl/ofi left /dev/shm/%s", name);
+}
+END_TEST
+
 #endif
 
 int main(void)
@@ -272,6 +329,7 @@ int main(void)
     OPAL_TEST_ADD(s, runs_use_the_provider_asked_for);
 #if defined(BTL_OFI_SHM_FILES) && BTL_OFI_SHM_FILES
     OPAL_TEST_ADD(s, killed_rank_leaves_no_shm_file);
+    OPAL_TEST_ADD(s, a_killed_singletons_shm_file_is_swept_by_the_next);
 #endif
     return btl_suite_main(s);
 }

@@ -221,7 +221,7 @@ static bool shm_exists(const char *name)
 /* The file of pid's first unnamed ofi+shm class. */
 static void shm_ep0_name(pid_t pid, char *name, size_t size)
 {
-    snprintf(name, size, "opal-mca.%lu.na_ofi.ep0.%ld", (unsigned long) geteuid(), (long) pid);
+    snprintf(name, size, "opal-mca.%lu.ofi_shm.na0.%ld", (unsigned long) geteuid(), (long) pid);
 }
 
 /* A killed process cannot remove its shm file: opal_na_cleanup (what

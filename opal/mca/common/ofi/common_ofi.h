@@ -193,9 +193,10 @@ typedef struct opal_common_ofi_ctx_attr_t {
     size_t min_multi_recv;
     /* A name for the endpoint when the provider names it after a file
      * (shm: /dev/shm/<name>), or NULL for the provider's own (shm's is
-     * "<pid>:<uid>:<n>", which nobody removes after a crash). A launcher
-     * that sweeps its job's files away afterwards hands out a prefix to
-     * build it with. A stale file of that name is removed first. */
+     * "<pid>:<domain>:<endpoint>", which nobody removes after a crash:
+     * see opal_common_ofi_shm_own_name). A launcher that sweeps its job's
+     * files away afterwards hands out a prefix to build it with. A stale
+     * file of that name is removed first. */
     const char *shm_ep_name;
     /* Where verbose messages go (0 when the caller has no stream). */
     int output;
@@ -229,6 +230,22 @@ typedef struct opal_common_ofi_ctx_t {
      * reported only at a high verbosity. */
     bool peer_lost;
 } opal_common_ofi_ctx_t;
+
+/*
+ * Names for shm endpoints outside a launcher that sweeps its job's files.
+ * Left to itself, shm names an endpoint's file "<pid>:<domain>:<endpoint>"
+ * and cannot remove it when its process is killed (or exits without
+ * closing it): the file (16 MiB) stays, and a later process that gets the
+ * same pid fails to open shm ("fi_enable ... Device or resource busy").
+ * opal_common_ofi_shm_own_name gives "opal-mca.<uid>.ofi_shm.<user><n>.<pid>"
+ * (user: the component, "na" or "btl", of [a-z]; n counts its endpoints in
+ * this process), so a file of that name can only be a dead process's (the
+ * context removes it before enabling), and opal_common_ofi_shm_sweep
+ * removes those of processes that are gone (opal_shm_sweep's rules).
+ */
+void opal_common_ofi_shm_own_name(const char *user, char *name, size_t size);
+/* Returns how many files it removed; says so on output at verbosity 1. */
+int opal_common_ofi_shm_sweep(int output);
 
 /* Opens fabric, domain, CQ (with a wait fd when asked and possible), AV
  * and an endpoint bound to both, enabled; takes ownership of info (also on

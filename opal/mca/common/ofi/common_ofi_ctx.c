@@ -6,6 +6,7 @@
 #include "opal/opal_config.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -14,10 +15,35 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_shm_sweep.h"
+
+static void shm_prefix(char *prefix, size_t size)
+{
+    snprintf(prefix, size, "opal-mca.%lu.ofi_shm.", (unsigned long) geteuid());
+}
+
+void opal_common_ofi_shm_own_name(const char *user, char *name, size_t size)
+{
+    /* One counter per copy of common/ofi (a plugin each): user tells the
+     * copies apart. */
+    static atomic_uint next_ep;
+    char prefix[64];
+    shm_prefix(prefix, sizeof(prefix));
+    snprintf(name, size, "%s%s%u.%ld", prefix, user, atomic_fetch_add(&next_ep, 1),
+             (long) getpid());
+}
+
+int opal_common_ofi_shm_sweep(int output)
+{
+    char prefix[64];
+    shm_prefix(prefix, sizeof(prefix));
+    return opal_shm_sweep(prefix, "ofi shm", output);
+}
 
 /* *why = "<step> on <provider>: <error>". */
 static int failed(opal_common_ofi_ctx_t *ctx, const char *step, int fi_rc, char **why)

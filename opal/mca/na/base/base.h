@@ -61,12 +61,6 @@ OPAL_DECLSPEC int opal_na_finalize(opal_na_class_t *cls);
  * framework itself. */
 OPAL_DECLSPEC int opal_na_cleanup(void);
 
-/* For components' cleanup: removes the files /dev/shm/<prefix><kind>.<pid>
- * (kind of [a-z0-9_]) that are this user's and whose pid no process has;
- * who names the component in the verbose output. Returns how many. The
- * prefix should carry the uid ("opal-mca.<uid>.na_ofi."). */
-OPAL_DECLSPEC int opal_na_base_shm_cleanup(const char *prefix, const char *who);
-
 /* "ofi", "btl": the class's component. */
 OPAL_DECLSPEC const char *opal_na_get_class_name(const opal_na_class_t *cls);
 /* "ofi+tcp", "btl": what the class's URIs start with. */

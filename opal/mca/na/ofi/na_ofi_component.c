@@ -5,11 +5,9 @@
  */
 #include "opal/opal_config.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/na/base/base.h"
@@ -279,37 +277,11 @@ static int rbufs_post(na_ofi_class_t *oc)
     return OPAL_SUCCESS;
 }
 
-/*
- * Files of the shm provider. Left to itself, shm names an endpoint's file
- * "<pid>:<domain>:<endpoint>" and cannot remove it when its process is
- * killed; a later process that gets the same pid then fails to open shm
- * ("fi_enable ... Device or resource busy"), and nothing removes the file
- * (16 MiB of memory each). So a class not given a name ("ofi+shm", not
- * "ofi+shm://name") names its endpoint "opal-mca.<uid>.na_ofi.ep<n>.<pid>":
- * common/ofi removes a file of that name before enabling the endpoint
- * (only a dead process with this pid can have left one: n counts this
- * process's classes), and ofi_cleanup, run at class init and by
- * opal_na_cleanup, those of processes that are gone.
- */
-static void shm_prefix(char *prefix, size_t size)
-{
-    snprintf(prefix, size, "opal-mca.%lu.na_ofi.", (unsigned long) geteuid());
-}
-
+/* opal_na_cleanup: the shm provider's files of processes that are gone
+ * (common_ofi.h: opal_common_ofi_shm_own_name). */
 static int ofi_cleanup(void)
 {
-    char prefix[64];
-    shm_prefix(prefix, sizeof(prefix));
-    return opal_na_base_shm_cleanup(prefix, "na/ofi");
-}
-
-/* This process's next unnamed shm endpoint's name into name. */
-static void shm_own_name(char *name, size_t size)
-{
-    static atomic_uint next_ep;
-    char prefix[64];
-    shm_prefix(prefix, sizeof(prefix));
-    snprintf(name, size, "%sep%u.%ld", prefix, atomic_fetch_add(&next_ep, 1), (long) getpid());
+    return opal_common_ofi_shm_sweep(opal_na_base_output);
 }
 
 static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool listen)
@@ -387,7 +359,7 @@ static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool
         snprintf(shm_name, sizeof(shm_name), "%s", info->host_name);
     } else if (is_shm) {
         (void) ofi_cleanup();
-        shm_own_name(shm_name, sizeof(shm_name));
+        opal_common_ofi_shm_own_name("na", shm_name, sizeof(shm_name));
     }
     opal_common_ofi_ctx_attr_t attr = {
         .cq_format = FI_CQ_FORMAT_TAGGED,

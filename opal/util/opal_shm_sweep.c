@@ -1,14 +1,13 @@
 /*
- * Files in /dev/shm left by standalone processes that are gone.
+ * Files in /dev/shm left by processes that are gone.
  *
- * A process started alone has no launcher to remove what it put in
- * /dev/shm when it is killed. Components that create such files name them
- * "<prefix><kind>.<pid>" so that opal_na_base_shm_cleanup can tell whose
- * they are: a file is removed only when its name has the component's
- * prefix (which carries the uid), the file is this user's, and no process
- * has its pid. A live process's files, and every other user's, are left
- * alone; a pid reused by an unrelated process keeps the file until that
- * process is gone too.
+ * A process started alone (or by a launcher that does not sweep up after
+ * it) has nobody to remove what it put in /dev/shm when it is killed.
+ * Components that create such files name them "<prefix><kind>.<pid>" so
+ * that opal_shm_sweep can tell whose they are: a file is removed only when its name has the
+ * component's prefix (which carries the uid), the file is this user's, and no process has its pid.
+ * A live process's files, and every other user's, are left alone; a pid reused by an unrelated
+ * process keeps the file until that process is gone too.
  */
 #include "opal/opal_config.h"
 
@@ -22,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "opal/mca/na/base/base.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_shm_sweep.h"
 
 #define SHM_DIR "/dev/shm"
 
@@ -58,7 +57,7 @@ static pid_t owner_pid(const char *name, const char *prefix)
     return (pid_t) pid;
 }
 
-int opal_na_base_shm_cleanup(const char *prefix, const char *who)
+int opal_shm_sweep(const char *prefix, const char *who, int output)
 {
     DIR *dir = opendir(SHM_DIR);
     if (NULL == dir) {
@@ -80,8 +79,8 @@ int opal_na_base_shm_cleanup(const char *prefix, const char *who)
         char name[NAME_MAX + 2];
         snprintf(name, sizeof(name), "/%s", entry->d_name);
         if (0 == shm_unlink(name)) {
-            opal_output_verbose(1, opal_na_base_output, "%s: removed /dev/shm%s (pid %ld is gone)",
-                                who, name, (long) pid);
+            opal_output_verbose(1, output, "%s: removed /dev/shm%s (pid %ld is gone)", who, name,
+                                (long) pid);
             ++removed;
         }
     }
