@@ -33,12 +33,19 @@ tl_skip() {
 }
 
 # tl_crashed_in_libfabric FILE: true when FILE holds a "terminated with
-# signal 11" report whose first backtrace frame is in libfabric itself.
-# libfabric 1.17's rxm crashes that way now and then over verbs (rxe), in
-# its own progress and in its own fi_pingpong alike (docs/rdma-vm.md).
+# signal 11" report (libpsm2's handler, loaded by libfabric, prints it)
+# whose first backtrace frame is in libfabric itself. libfabric 1.17's rxm
+# crashes that way now and then over verbs (rxe), in its own progress and
+# in its own fi_pingpong alike (docs/rdma-vm.md). Other ranks' lines may
+# fall between the report and its backtrace: the first line after the
+# report that looks like a frame ("lib.so(+0x..)[0x..]") is the one read,
+# within the next 8 lines.
 tl_crashed_in_libfabric() {
-    awk '/terminated with signal 11/ { getline; sub(/^[ |]*/, "")
-                                       if ($0 ~ /^[^ ]*libfabric\.so/) found = 1 }
+    awk '/terminated with signal 11/ { look = 8; next }
+         look > 0 { look--; line = $0; sub(/^[ |]*/, "", line)
+                    if (line ~ /\[0x[0-9a-f]+\]$/ || line ~ /^[^ ]+\.so[^ ]*\(/) {
+                        if (line ~ /^[^ ]*libfabric\.so/) found = 1
+                        look = 0 } }
          END { exit !found }' "$1"
 }
 
