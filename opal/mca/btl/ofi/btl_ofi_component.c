@@ -110,19 +110,16 @@ static void shm_limits(mca_btl_base_module_t *tmpl, size_t inject_size, bool get
  * not include orte). */
 #define OFI_SHM_PREFIX_ENV "OPAL_ORTE_SHM_PREFIX"
 
-/* The name of this process's shm endpoint (its /dev/shm file): under the
+/* The name of this process's shm endpoint (its /dev/shm file) under the
  * launcher's prefix, so that the launcher removes it when the process
- * dies before libfabric could; without one (another launcher, a
- * singleton), a name of common/ofi's, whose files of dead processes are
- * swept here first. */
+ * dies before libfabric could; NULL without a usable prefix (the
+ * provider's own name then, whose stale files common/ofi sweeps). */
 static const char *shm_name(const opal_proc_job_info_t *job, char *name, size_t size)
 {
     const char *prefix = getenv(OFI_SHM_PREFIX_ENV);
     if (NULL == job || NULL == prefix || '\0' == prefix[0] || NULL != strchr(prefix, '/') ||
         strlen(prefix) > 64) {
-        (void) opal_common_ofi_shm_sweep(mca_btl_base_output);
-        opal_common_ofi_shm_own_name("btl", name, size);
-        return name;
+        return NULL;
     }
     int n = snprintf(name, size, "%sofi_shm.%" PRIu32, prefix, job->my_name.vpid);
     return n > 0 && (size_t) n < size ? name : NULL;
@@ -480,7 +477,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
     char shm_ep_name[128];
     opal_common_ofi_ctx_t ofi;
     opal_common_ofi_ctx_attr_t attr = {
-        .shm_ep_name = is_shm ? shm_name(job, shm_ep_name, sizeof(shm_ep_name)) : NULL,
+        .shm_ep_name = shm_name(job, shm_ep_name, sizeof(shm_ep_name)),
         .cq_format = FI_CQ_FORMAT_DATA,
         .cq_size = mca_btl_ofi_component.cq_size,
         .want_wait_fd = mca_btl_ofi_component.wait_fd,

@@ -193,10 +193,10 @@ typedef struct opal_common_ofi_ctx_attr_t {
     size_t min_multi_recv;
     /* A name for the endpoint when the provider names it after a file
      * (shm: /dev/shm/<name>), or NULL for the provider's own (shm's is
-     * "<pid>:<domain>:<endpoint>", which nobody removes after a crash:
-     * see opal_common_ofi_shm_own_name). A launcher that sweeps its job's
-     * files away afterwards hands out a prefix to build it with. A stale
-     * file of that name is removed first. */
+     * "<pid>:<domain>:<endpoint>": see opal_common_ofi_shm_sweep). A
+     * launcher that sweeps its job's files away afterwards hands out a
+     * prefix to build it with. A stale file of that name is removed
+     * first. */
     const char *shm_ep_name;
     /* Where verbose messages go (0 when the caller has no stream). */
     int output;
@@ -232,19 +232,23 @@ typedef struct opal_common_ofi_ctx_t {
 } opal_common_ofi_ctx_t;
 
 /*
- * Names for shm endpoints outside a launcher that sweeps its job's files.
- * Left to itself, shm names an endpoint's file "<pid>:<domain>:<endpoint>"
- * and cannot remove it when its process is killed (or exits without
- * closing it): the file (16 MiB) stays, and a later process that gets the
- * same pid fails to open shm ("fi_enable ... Device or resource busy").
- * opal_common_ofi_shm_own_name gives "opal-mca.<uid>.ofi_shm.<user><n>.<pid>"
- * (user: the component, "na" or "btl", of [a-z]; n counts its endpoints in
- * this process), so a file of that name can only be a dead process's (the
- * context removes it before enabling), and opal_common_ofi_shm_sweep
- * removes those of processes that are gone (opal_shm_sweep's rules).
+ * The shm provider's own files. Without a name, shm calls an endpoint's
+ * file /dev/shm/<pid>:<domain>:<endpoint> (16 MiB) and removes it only
+ * when the endpoint is closed: a process that is killed, or exits without
+ * closing it, leaves it behind, and a later process that gets the same
+ * pid then fails to open shm ("fi_enable ... Device or resource busy").
+ * opal_common_ofi_shm_sweep removes, of this user's files so named:
+ *   - those whose pid no process has;
+ *   - those with this process's pid last written before it started (a
+ *     dead process with the same pid left them: this process's own are
+ *     newer).
+ * A context on shm without a name runs it before it enables the
+ * endpoint; na/ofi's cleanup (opal_info --cleanup) runs it too. Returns
+ * how many files it removed; says so on output at verbosity 1.
+ * (Naming the endpoint ourselves would avoid the question, but libfabric
+ * 1.17's shm then reads memory it does not own when an endpoint inserts
+ * its own address, as valgrind shows.)
  */
-void opal_common_ofi_shm_own_name(const char *user, char *name, size_t size);
-/* Returns how many files it removed; says so on output at verbosity 1. */
 int opal_common_ofi_shm_sweep(int output);
 
 /* Opens fabric, domain, CQ (with a wait fd when asked and possible), AV

@@ -278,7 +278,7 @@ static int rbufs_post(na_ofi_class_t *oc)
 }
 
 /* opal_na_cleanup: the shm provider's files of processes that are gone
- * (common_ofi.h: opal_common_ofi_shm_own_name). */
+ * (common_ofi.h: opal_common_ofi_shm_sweep). */
 static int ofi_cleanup(void)
 {
     return opal_common_ofi_shm_sweep(opal_na_base_output);
@@ -357,9 +357,6 @@ static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool
     char shm_name[128];
     if (is_shm && NULL != info->host_name) {
         snprintf(shm_name, sizeof(shm_name), "%s", info->host_name);
-    } else if (is_shm) {
-        (void) ofi_cleanup();
-        opal_common_ofi_shm_own_name("na", shm_name, sizeof(shm_name));
     }
     opal_common_ofi_ctx_attr_t attr = {
         .cq_format = FI_CQ_FORMAT_TAGGED,
@@ -369,7 +366,7 @@ static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool
         .want_wait_fd = NULL == init || !init->busy_wait,
         .av_type = FI_AV_TABLE,
         .min_multi_recv = oc->multi_recv ? NA_OFI_UHDR_MAX + oc->max_unexpected : 0,
-        .shm_ep_name = is_shm ? shm_name : NULL,
+        .shm_ep_name = is_shm && NULL != info->host_name ? shm_name : NULL,
         .output = opal_na_base_output,
     };
     rc = opal_common_ofi_ctx_open(&oc->ofi, fi, &attr, &why);
