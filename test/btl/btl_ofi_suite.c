@@ -264,22 +264,13 @@ static pid_t start_singleton(const char *name)
     return pid;
 }
 
-/* How many files the shm provider named after pid are in /dev/shm. */
+/* How many files the shm provider named after pid ("<pid>:<domain>:<ep>")
+ * are in /dev/shm. */
 static int shm_files_of(pid_t pid)
 {
     char prefix[32];
     snprintf(prefix, sizeof(prefix), "%ld:", (long) pid);
-    DIR *dir = opendir("/dev/shm");
-    if (NULL == dir) {
-        return 0;
-    }
-    int n = 0;
-    struct dirent *e;
-    while (NULL != (e = readdir(dir))) {
-        n += 0 == strncmp(e->d_name, prefix, strlen(prefix)) ? 1 : 0;
-    }
-    closedir(dir);
-    return n;
+    return opal_test_shm_files(prefix);
 }
 
 /* Outside mcarun, btl/ofi's shm endpoint has the provider's name

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -216,17 +215,7 @@ static int shm_files_of(pid_t pid)
 {
     char prefix[32];
     snprintf(prefix, sizeof(prefix), "%ld:", (long) pid);
-    DIR *dir = opendir("/dev/shm");
-    if (NULL == dir) {
-        return 0;
-    }
-    int n = 0;
-    struct dirent *e;
-    while (NULL != (e = readdir(dir))) {
-        n += 0 == strncmp(e->d_name, prefix, strlen(prefix)) ? 1 : 0;
-    }
-    closedir(dir);
-    return n;
+    return opal_test_shm_files(prefix);
 }
 
 /* A killed process cannot remove its shm file: opal_na_cleanup (what

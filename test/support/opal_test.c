@@ -1,5 +1,6 @@
 #include "opal/opal_config.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,4 +59,19 @@ bool opal_test_can_fork(void)
 {
     const char *v = getenv("CK_FORK");
     return NULL == v || 0 != strcmp(v, "no");
+}
+
+int opal_test_shm_files(const char *prefix)
+{
+    DIR *dir = opendir("/dev/shm");
+    if (NULL == dir) {
+        return 0;
+    }
+    int n = 0;
+    struct dirent *e;
+    while (NULL != (e = readdir(dir))) {
+        n += 0 == strncmp(e->d_name, prefix, strlen(prefix)) ? 1 : 0;
+    }
+    closedir(dir);
+    return n;
 }

@@ -31,12 +31,15 @@ struct hwloc_topology;
  * hwloc_topology_destroy. Builds with hwloc only. */
 struct hwloc_topology *opal_test_xml_topology(const char *rel);
 
+/* How many entries of /dev/shm have a name starting with prefix. */
+int opal_test_shm_files(const char *prefix);
+
 /* Adds a test case holding one test: one behaviour, one case. */
-#define OPAL_TEST_ADD(suite, fn)                 \
-    do {                                         \
-        TCase *tc_ = tcase_create(#fn);          \
-        tcase_add_test(tc_, fn);                 \
-        suite_add_tcase((suite), tc_);           \
+#define OPAL_TEST_ADD(suite, fn)                                                                   \
+    do {                                                                                           \
+        TCase *tc_ = tcase_create(#fn);                                                            \
+        tcase_add_test(tc_, fn);                                                                   \
+        suite_add_tcase((suite), tc_);                                                             \
     } while (0)
 
 /* True when Check runs each test in its own process (not CK_FORK=no). */
@@ -44,13 +47,13 @@ bool opal_test_can_fork(void);
 
 /* The same, for a test that must die on a signal (debug-build aborts).
  * Such a test needs its own process, so it is left out under CK_FORK=no. */
-#define OPAL_TEST_ADD_SIGNAL(suite, fn, sig)                  \
-    do {                                                      \
-        if (opal_test_can_fork()) {                           \
-            TCase *tc_ = tcase_create(#fn);                   \
-            tcase_add_test_raise_signal(tc_, fn, (sig));      \
-            suite_add_tcase((suite), tc_);                    \
-        }                                                     \
+#define OPAL_TEST_ADD_SIGNAL(suite, fn, sig)                                                       \
+    do {                                                                                           \
+        if (opal_test_can_fork()) {                                                                \
+            TCase *tc_ = tcase_create(#fn);                                                        \
+            tcase_add_test_raise_signal(tc_, fn, (sig));                                           \
+            suite_add_tcase((suite), tc_);                                                         \
+        }                                                                                          \
     } while (0)
 
 #endif /* OPAL_TEST_SUPPORT_OPAL_TEST_H */
