@@ -383,14 +383,17 @@ int opal_na_base_op_start(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_
             return OPAL_ERR_OUT_OF_RESOURCE;
         }
     }
-    uint32_t idle = OPAL_NA_OP_IDLE;
-    /* acq_rel: the fields below are written after winning; the
+    /* Acquire pairs with the trigger's release of IDLE. Only the id's
+     * owner starts it, so a load and a store do (a compare-and-swap cost
+     * a locked instruction on every operation): two threads starting one
+     * id at once is a misuse this does not catch. COMPLETED while the
+     * fields are written keeps a cancel (PENDING -> CANCELING) off; the
      * completer's claim (acq_rel) on the PENDING store below sees them. */
-    if (!atomic_compare_exchange_strong_explicit(&op->state, &idle, OPAL_NA_OP_COMPLETED,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
+    if (OPAL_NA_OP_IDLE != atomic_load_explicit(&op->state, memory_order_acquire)) {
         opal_output(0, "na: an operation id was reused before its callback ran");
         return OPAL_ERR_RESOURCE_BUSY;
     }
+    atomic_store_explicit(&op->state, OPAL_NA_OP_COMPLETED, memory_order_relaxed);
     op->cq_next = NULL;
     op->context = ctx;
     op->callback = callback;

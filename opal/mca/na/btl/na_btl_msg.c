@@ -129,23 +129,27 @@ static int send_msg(opal_na_class_t *cls, opal_na_context_t *ctx, mca_btl_base_t
         return rc;
     }
     na_btl_context_t *nctx = ctx->plugin;
-    atomic_fetch_add_explicit(&nctx->pending, 1, memory_order_relaxed);
     /* Sends waiting for room go first: messages keep their order. */
     if (OPAL_LIKELY(NULL == nb->pending_sends.head)) {
         rc = send_now(nb, peer, btl_tag, ctx->id, buf, size, dest_id, tag);
         if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {
-            o->addr = NULL;
-            (void) claim_and_finish(nb, o, OPAL_SUCCESS);
+            /* Sent and completed here: never counted as pending (two
+             * locked instructions saved on every send). */
+            bool canceled;
+            if (opal_na_base_op_claim(&o->super, &canceled)) {
+                atomic_fetch_add_explicit(&nb->completions, 1, memory_order_relaxed);
+                opal_na_base_op_complete(&o->super, canceled ? OPAL_ERR_CANCELED : OPAL_SUCCESS);
+            }
             return OPAL_SUCCESS;
         }
         if (OPAL_ERR_RESOURCE_BUSY != rc) {
-            atomic_fetch_sub_explicit(&nctx->pending, 1, memory_order_relaxed);
             if (atomic_load_explicit(&dest->failed, memory_order_acquire)) {
                 rc = OPAL_ERR_PEER_FAILED;
             }
             return rc;
         }
     }
+    atomic_fetch_add_explicit(&nctx->pending, 1, memory_order_relaxed);
     o->cls = cls;
     o->buf = (void *) buf;
     o->size = size;
