@@ -6,27 +6,24 @@
 #include "opal/opal_config.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_shm_sweep.h"
 
 /* The pid of a name "<pid>:<n>:<n>" (digits only), 0 otherwise. */
-static pid_t provider_name_pid(const char *name)
+static pid_t provider_name_pid(const char *name, void *arg)
 {
+    (void) arg;
     unsigned long pid = 0;
     int fields = 1, digits = 0;
     for (const char *c = name; '\0' != *c; ++c) {
@@ -45,82 +42,9 @@ static pid_t provider_name_pid(const char *name)
     return 3 == fields && digits > 0 ? (pid_t) pid : 0;
 }
 
-/* When this process started, in seconds since the epoch; 0 when /proc
- * does not say. */
-static time_t process_start(void)
-{
-    unsigned long long start_ticks = 0, boot = 0;
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (NULL == f) {
-        return 0;
-    }
-    char line[1024];
-    char *ok = fgets(line, sizeof(line), f);
-    fclose(f);
-    /* Field 22, counted after the command's closing parenthesis (field 2,
-     * which may hold spaces). */
-    char *p = NULL == ok ? NULL : strrchr(line, ')');
-    for (int field = 2; NULL != p && field < 22; ++field) {
-        p = strchr(p + 1, ' ');
-    }
-    if (NULL == p || 1 != sscanf(p + 1, "%llu", &start_ticks)) {
-        return 0;
-    }
-    f = fopen("/proc/stat", "r");
-    if (NULL == f) {
-        return 0;
-    }
-    while (NULL != fgets(line, sizeof(line), f)) {
-        if (1 == sscanf(line, "btime %llu", &boot)) {
-            break;
-        }
-    }
-    fclose(f);
-    long hz = sysconf(_SC_CLK_TCK);
-    return 0 == boot || hz <= 0 ? 0 : (time_t) (boot + start_ticks / (unsigned long long) hz);
-}
-
 int opal_common_ofi_shm_sweep(int output)
 {
-    DIR *dir = opendir("/dev/shm");
-    if (NULL == dir) {
-        return 0;
-    }
-    const pid_t self = getpid();
-    time_t start = -1;
-    int removed = 0;
-    struct dirent *entry;
-    while (NULL != (entry = readdir(dir))) {
-        pid_t pid = provider_name_pid(entry->d_name);
-        struct stat st;
-        if (0 == pid || 0 != fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-            !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-            continue;
-        }
-        const char *why;
-        if (self == pid) {
-            if (start < 0) {
-                start = process_start();
-            }
-            /* Two seconds for the rounding of the boot time. */
-            if (0 == start || st.st_mtime >= start - 2) {
-                continue;
-            }
-            why = "left by an earlier process with this pid";
-        } else if (0 == kill(pid, 0) || ESRCH != errno) {
-            continue;
-        } else {
-            why = "its process is gone";
-        }
-        char name[NAME_MAX + 2];
-        snprintf(name, sizeof(name), "/%s", entry->d_name);
-        if (0 == shm_unlink(name)) {
-            opal_output_verbose(1, output, "ofi shm: removed /dev/shm%s (%s)", name, why);
-            ++removed;
-        }
-    }
-    closedir(dir);
-    return removed;
+    return opal_shm_sweep(provider_name_pid, NULL, true, "ofi shm", output);
 }
 
 /* *why = "<step> on <provider>: <error>". */

@@ -19,5 +19,5 @@ int na_btl_cleanup(void)
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "opal-mca.%lu.%lu.", (unsigned long) geteuid(),
              (unsigned long) NA_BTL_STANDALONE_JOBID);
-    return opal_shm_sweep(prefix, "na/btl", opal_na_base_output);
+    return opal_shm_sweep(opal_shm_owner_by_prefix, prefix, false, "na/btl", opal_na_base_output);
 }
