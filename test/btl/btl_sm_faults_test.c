@@ -2,7 +2,8 @@
  * btl/sm's own jobs, beyond the generic suite: mcarun starts btl_sm_rank
  * from the build tree, and each test checks what the ranks said and how
  * the job ended: segments unlinked once mapped, flow control, tiny
- * resources, peers that die or scribble on what others read, blocking
+ * resources, peers that die or scribble on what others read, large put /
+ * get shared with a peer that progresses or never does, blocking
  * mode, and a peer whose /dev/shm is not ours. Under valgrind (make
  * check-valgrind) the ranks run under valgrind too, with smaller counts.
  */
@@ -227,6 +228,79 @@ START_TEST(scribbled_fifo_tail_is_repaired)
 }
 END_TEST
 
+START_TEST(scribbled_shared_put_get_names_the_peer)
+{
+    fault_job("split", "sent a malformed shared put/get: 1 slices (2 to 64)");
+}
+END_TEST
+
+/* What each rank said at finalize about shared put / get (btl_base_verbose
+ * 10): rank_offered[i] transfers offered, helped[i] slices of them the
+ * peer copied, served[i] slices of the peer's copied here; the number of
+ * such lines. */
+static int split_stats(const mcarun_run_t *run, unsigned long offered[2], unsigned long helped[2],
+                       unsigned long served[2])
+{
+    int n = 0;
+    for (int stream = 0; stream < 2; ++stream) {
+        const char *p = 0 == stream ? run->out : run->err;
+        while (n < 2 && NULL != (p = strstr(p, "shared put/get: "))) {
+            p += strlen("shared put/get: ");
+            if (3 == sscanf(p,
+                            "%lu offered to peers, %lu slices of them copied by peers, %lu "
+                            "slices of peers' copied here",
+                            &offered[n], &helped[n], &served[n])) {
+                ++n;
+            }
+        }
+    }
+    return n;
+}
+
+static void split_job(const char *mode, mcarun_run_t *run, unsigned long offered[2],
+                      unsigned long helped[2], unsigned long served[2])
+{
+    /* Under valgrind every step is slower, the copies are not: more
+     * rounds of smaller buffers, so that the owner still gets to copy. */
+    JOB(run,
+        ARGS("-np", "2", "--mca", "btl", "self,sm", "--mca", "btl_base_verbose", "10", "--mca",
+             "btl_sm_split_parts", "16"),
+        ARGS("split", mode, small("4194304", "1048576"), small("20", "10")));
+    EXPECT(run, 0 == run->status);
+    EXPECT(run, 1 == count(run->out, "rank 0 split ok"));
+    EXPECT(run, 1 == count(run->out, "rank 1 split ok"));
+    EXPECT(run, 2 == split_stats(run, offered, helped, served));
+    /* Rank 0 (which offered) and rank 1 agree on what rank 1 copied. */
+    int requester = 0 != offered[0] ? 0 : 1;
+    EXPECT(run, 0 == offered[1 - requester] && 0 == served[requester]);
+    EXPECT(run, helped[requester] == served[1 - requester]);
+    /* Three transfers a round, each offered. */
+    EXPECT(run, offered[requester] == 3 * (unsigned long) atoi(small("20", "10")));
+}
+
+START_TEST(a_large_put_and_get_are_shared_with_a_peer_that_progresses)
+{
+    mcarun_run_t run;
+    unsigned long offered[2] = {0}, helped[2] = {0}, served[2] = {0};
+    split_job("helped", &run, offered, helped, served);
+    /* Rank 1 waited in progress: it copied slices of rank 0's transfers
+     * (whose every byte rank 0 and rank 1 checked). */
+    EXPECT(&run, 0 < helped[0] + helped[1]);
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(a_shared_transfer_never_waits_for_a_stopped_peer)
+{
+    mcarun_run_t run;
+    unsigned long offered[2] = {0}, helped[2] = {0}, served[2] = {0};
+    split_job("stopped", &run, offered, helped, served);
+    /* Rank 1 was stopped throughout: rank 0 copied every slice itself. */
+    EXPECT(&run, 0 == helped[0] + helped[1]);
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(blocking_receiver_sleeps_and_wakes)
 {
     mcarun_run_t run;
@@ -289,6 +363,9 @@ int main(void)
     OPAL_TEST_ADD(s, scribbled_fast_box_size_names_the_peer);
     OPAL_TEST_ADD(s, scribbled_fast_box_type_names_the_peer);
     OPAL_TEST_ADD(s, scribbled_fifo_tail_is_repaired);
+    OPAL_TEST_ADD(s, scribbled_shared_put_get_names_the_peer);
+    OPAL_TEST_ADD(s, a_large_put_and_get_are_shared_with_a_peer_that_progresses);
+    OPAL_TEST_ADD(s, a_shared_transfer_never_waits_for_a_stopped_peer);
     OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
     OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
     OPAL_TEST_ADD(s, peer_with_a_private_dev_shm_is_not_claimed);

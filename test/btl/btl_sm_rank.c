@@ -11,6 +11,10 @@
  *                                  people, never for verdicts)
  *   btl_sm_rank rdma               get / put with offsets and handles
  *   btl_sm_rank bw SIZE N          rank 0 gets SIZE bytes N times (prints)
+ *   btl_sm_rank split MODE SIZE N  rank 0 gets and puts rank 1's buffers of
+ *                                  SIZE bytes N times, checked; rank 1
+ *                                  waits in progress (MODE helped) or is
+ *                                  stopped throughout (MODE stopped)
  *   btl_sm_rank kill               the last rank dies mid-transfer
  *   btl_sm_rank fault KIND         the last rank scribbles (btl_sm_fault_inject)
  *   btl_sm_rank blocking N         rank 0 sleeps in opal_progress_wait
@@ -215,8 +219,8 @@ void sm_rank_barrier(void)
         }
         double deadline = sm_rank_now() + DEADLINE_S;
         for (;;) {
-            mca_btl_base_descriptor_t *des = btl->btl_alloc(
-                btl, ep, MCA_BTL_NO_ORDER, sizeof(ctrl), MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
+            mca_btl_base_descriptor_t *des = btl->btl_alloc(btl, ep, MCA_BTL_NO_ORDER, sizeof(ctrl),
+                                                            MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
             int rc = OPAL_ERR_RESOURCE_BUSY;
             if (NULL != des) {
                 memcpy(des->des_segments[0].seg_addr, &ctrl, sizeof(ctrl));
@@ -497,6 +501,8 @@ int main(int argc, char **argv)
         sm_rank_case_rdma();
     } else if (0 == strcmp(name, "bw") && argc > 3) {
         sm_rank_case_bw((size_t) atol(argv[2]), atoi(argv[3]));
+    } else if (0 == strcmp(name, "split") && argc > 4) {
+        sm_rank_case_split(argv[2], (size_t) atol(argv[3]), atoi(argv[4]));
     } else if (0 == strcmp(name, "kill")) {
         sm_rank_case_kill();
     } else if (0 == strcmp(name, "fault") && argc > 2) {

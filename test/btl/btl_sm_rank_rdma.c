@@ -1,13 +1,16 @@
 /*
  * btl_sm_rank: put / get between neighbours (rank r reads and writes
- * rank r+1's registered buffers), and a get bandwidth loop for people.
+ * rank r+1's registered buffers), large ones shared with the peer (its
+ * progress copies slices of them), and a get bandwidth loop for people.
  */
 #include "opal/opal_config.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/runtime/opal_rte.h"
@@ -238,4 +241,147 @@ void sm_rank_case_bw(size_t size, int iters)
     }
     btl->btl_deregister_mem(btl, h);
     free(buf);
+}
+
+/* The state letter of /proc/<pid>/stat ('T': stopped), or 0. */
+static char proc_state(pid_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long) pid);
+    FILE *f = fopen(path, "r");
+    if (NULL == f) {
+        return 0;
+    }
+    char *ok = fgets(line, sizeof(line), f);
+    fclose(f);
+    const char *end = NULL == ok ? NULL : strrchr(line, ')');
+    return NULL == end || ' ' != end[1] ? 0 : end[2];
+}
+
+static void check_get(const uint8_t *local, size_t len, size_t off, uint32_t owner)
+{
+    for (size_t i = 0; i < len; ++i) {
+        if (local[i] != read_pattern(owner, off + i)) {
+            sm_rank_fail("shared get of %zu bytes at %zu: byte %zu wrong", len, off, i);
+        }
+    }
+}
+
+/* Rank 1 owns a readable and a writable buffer of size bytes; rank 0
+ * gets and puts all of them and odd pieces, rounds times, every byte
+ * checked. "helped": rank 1 waits in progress meanwhile, so it copies
+ * slices of rank 0's transfers. "stopped": rank 1 is stopped (SIGSTOP)
+ * until rank 0 is done, so every transfer must complete without it. */
+void sm_rank_case_split(const char *mode, size_t size, int rounds)
+{
+    const bool stopped = 0 == strcmp(mode, "stopped");
+    if (2 != sm_rank_size || size < 16384) {
+        sm_rank_fail("split: 2 ranks and at least 16384 bytes");
+    }
+    const uint32_t peer = 1 - sm_rank_me;
+    struct mca_btl_base_endpoint_t *ep = NULL;
+    mca_btl_base_module_t *btl = rdma_btl(peer, &ep);
+    if (NULL == btl || !sm_rank_btl_is(btl, "sm")) {
+        sm_rank_fail("split: sm does not carry put/get to rank %u", peer);
+    }
+    if (1 == sm_rank_me) {
+        uint8_t *readable = malloc(size), *writable = calloc(1, size);
+        if (NULL == readable || NULL == writable) {
+            sm_rank_fail("out of memory");
+        }
+        for (size_t i = 0; i < size; ++i) {
+            readable[i] = read_pattern(1, i);
+        }
+        mca_btl_base_registration_handle_t *rh =
+            btl->btl_register_mem(btl, NULL, readable, size, MCA_BTL_REG_FLAG_REMOTE_READ);
+        mca_btl_base_registration_handle_t *wh =
+            btl->btl_register_mem(btl, NULL, writable, size, MCA_BTL_REG_FLAG_REMOTE_WRITE);
+        if (NULL == rh || NULL == wh) {
+            sm_rank_fail("register_mem");
+        }
+        sm_rank_ctrl_t ctrl = {.kind = SM_CTRL_HANDLES,
+                               .src = 1,
+                               .value = (uint64_t) getpid(),
+                               .read_address = (uint64_t) (uintptr_t) readable,
+                               .write_address = (uint64_t) (uintptr_t) writable};
+        memcpy(ctrl.read_handle, rh, btl->btl_registration_handle_size);
+        memcpy(ctrl.write_handle, wh, btl->btl_registration_handle_size);
+        if (OPAL_SUCCESS != sm_rank_send_ctrl(0, &ctrl)) {
+            sm_rank_fail("sending handles");
+        }
+        if (stopped) {
+            /* Rank 0 continues us when it is done. */
+            raise(SIGSTOP);
+        }
+        sm_rank_wait32(&sm_rank_ctrl_count[0][SM_CTRL_PUT_DONE], 1, "put-done");
+        for (size_t i = 0; i < size; ++i) {
+            if (writable[i] != write_pattern(0, i)) {
+                sm_rank_fail("byte %zu of the shared puts is wrong", i);
+            }
+        }
+        btl->btl_deregister_mem(btl, rh);
+        btl->btl_deregister_mem(btl, wh);
+        free(readable);
+        free(writable);
+        printf("rank 1 split ok\n");
+        return;
+    }
+    sm_rank_wait32(&sm_rank_ctrl_count[1][SM_CTRL_HANDLES], 1, "handles");
+    const sm_rank_ctrl_t *theirs = &sm_rank_ctrl_last[1];
+    const pid_t owner = (pid_t) theirs->value;
+    uint8_t their_read[SM_RANK_HANDLE_MAX], their_write[SM_RANK_HANDLE_MAX];
+    memcpy(their_read, theirs->read_handle, sizeof(their_read));
+    memcpy(their_write, theirs->write_handle, sizeof(their_write));
+    mca_btl_base_registration_handle_t *trh = (void *) their_read, *twh = (void *) their_write;
+    const uint64_t raddr = theirs->read_address, waddr = theirs->write_address;
+    if (stopped) {
+        double deadline = sm_rank_now() + 30.0;
+        while ('T' != proc_state(owner)) {
+            if (sm_rank_now() > deadline) {
+                sm_rank_fail("rank 1 (pid %ld) did not stop", (long) owner);
+            }
+            usleep(1000);
+        }
+    }
+    uint8_t *local = malloc(size);
+    if (NULL == local) {
+        sm_rank_fail("out of memory");
+    }
+    for (int r = 0; r < rounds; ++r) {
+        /* The whole buffer, then a piece at odd offsets and of odd
+         * length, so that slices are neither pages nor equal. */
+        const size_t pieces[][2] = {{0, size}, {4095, size - 8191}};
+        for (size_t p = 0; p < 2; ++p) {
+            size_t off = pieces[p][0], len = pieces[p][1];
+            memset(local, 0xee, size);
+            int rc = rdma_op(btl, ep, true, local, raddr + off, NULL, trh, len);
+            if (OPAL_SUCCESS != rc) {
+                sm_rank_fail("shared get of %zu bytes: %s", len, opal_strerror(rc));
+            }
+            check_get(local, len, off, 1);
+            if (len < size && 0xee != local[len]) {
+                sm_rank_fail("shared get of %zu bytes wrote past its end", len);
+            }
+        }
+        for (size_t i = 0; i < size; ++i) {
+            local[i] = write_pattern(0, i);
+        }
+        int rc = rdma_op(btl, ep, false, local, waddr, NULL, twh, size);
+        if (OPAL_SUCCESS != rc) {
+            sm_rank_fail("shared put of %zu bytes: %s", size, opal_strerror(rc));
+        }
+    }
+    if (stopped) {
+        /* Everything completed while rank 1 could not have helped. */
+        if ('T' != proc_state(owner)) {
+            sm_rank_fail("rank 1 was not stopped throughout");
+        }
+        kill(owner, SIGCONT);
+    }
+    sm_rank_ctrl_t ctrl = {.kind = SM_CTRL_PUT_DONE, .src = 0};
+    if (OPAL_SUCCESS != sm_rank_send_ctrl(1, &ctrl)) {
+        sm_rank_fail("sending put-done");
+    }
+    free(local);
+    printf("rank 0 split ok: %d rounds of %zu bytes\n", rounds, size);
 }

@@ -515,6 +515,77 @@ START_TEST(layout_check_refuses_every_kind_of_bad_field)
 }
 END_TEST
 
+static sm_split_msg_t good_split(void)
+{
+    sm_split_msg_t m;
+    memset(&m, 0, sizeof(m));
+    m.slices = 3;
+    m.is_get = 1;
+    m.slice = 8192;
+    m.length = 2 * 8192 + 1;
+    m.address = 0x10000;
+    m.reg_address = 0x20000;
+    m.reg_cookie = 42;
+    m.reg_index = 7;
+    return m;
+}
+
+START_TEST(split_check_reads_a_good_request)
+{
+    sm_split_msg_t m = good_split();
+    sm_split_req_t req;
+    char why[160];
+    ck_assert_int_eq(OPAL_SUCCESS, mca_btl_sm_split_check(&m, sizeof(m), &req, why, sizeof(why)));
+    ck_assert(req.is_get);
+    ck_assert_uint_eq(3, req.slices);
+    ck_assert_uint_eq(8192, req.slice);
+    ck_assert_uint_eq(16385, req.length);
+    ck_assert_uint_eq(0x10000, req.address);
+    ck_assert_uint_eq(0x20000, req.reg_address);
+    ck_assert_uint_eq(42, req.reg_cookie);
+    ck_assert_uint_eq(7, req.reg_index);
+    /* Exactly 64 equal slices, and a put. */
+    m.slices = 64;
+    m.length = 64 * 8192;
+    m.is_get = 0;
+    ck_assert_int_eq(OPAL_SUCCESS, mca_btl_sm_split_check(&m, sizeof(m), &req, why, sizeof(why)));
+    ck_assert(!req.is_get);
+}
+END_TEST
+
+START_TEST(split_check_refuses_every_kind_of_bad_field)
+{
+    char why[160];
+    sm_split_req_t req;
+    sm_split_msg_t base = good_split(), m;
+#define BAD(stmt, text)                                                                            \
+    do {                                                                                           \
+        m = base;                                                                                  \
+        stmt;                                                                                      \
+        ck_assert_int_eq(OPAL_ERR_PROTOCOL,                                                        \
+                         mca_btl_sm_split_check(&m, sizeof(m), &req, why, sizeof(why)));           \
+        ck_assert_msg(NULL != strstr(why, text), "%s: got '%s'", #stmt, why);                      \
+    } while (0)
+    BAD(m.is_get = 2, "neither put (0) nor get (1)");
+    BAD(m.slices = 1, "1 slices (2 to 64)");
+    BAD(m.slices = 0, "0 slices");
+    BAD(m.slices = 65, "65 slices");
+    BAD(m.slice = 0, "do not cut");
+    /* Too short to cover the length, or the last slice empty. */
+    BAD(m.length = 3 * 8192 + 1, "do not cut 24577");
+    BAD(m.length = 2 * 8192, "do not cut 16384");
+    BAD(m.slice = m.length + 1, "do not cut");
+    BAD((m.slices = 2, m.slice = UINT64_MAX / 2 + 1, m.length = UINT64_MAX), "do not cut");
+    BAD(m.address = UINT64_MAX - 100, "wrap around");
+    BAD(m.reg_address = UINT64_MAX - 100, "wrap around");
+#undef BAD
+    m = base;
+    ck_assert_int_eq(OPAL_ERR_PROTOCOL,
+                     mca_btl_sm_split_check(&m, sizeof(m) - 1, &req, why, sizeof(why)));
+    ck_assert_ptr_nonnull(strstr(why, "bytes, not"));
+}
+END_TEST
+
 START_TEST(identity_mismatches_are_named)
 {
     sm_identity_t me, peer;
@@ -575,6 +646,8 @@ int main(void)
     OPAL_TEST_ADD(s, fbox_any_garbage_stays_inside_the_ring);
     OPAL_TEST_ADD(s, layout_check_accepts_a_good_layout);
     OPAL_TEST_ADD(s, layout_check_refuses_every_kind_of_bad_field);
+    OPAL_TEST_ADD(s, split_check_reads_a_good_request);
+    OPAL_TEST_ADD(s, split_check_refuses_every_kind_of_bad_field);
     OPAL_TEST_ADD(s, identity_mismatches_are_named);
     OPAL_TEST_ADD(s, segment_name_uses_the_launchers_prefix_or_builds_it);
     return opal_test_run(s);

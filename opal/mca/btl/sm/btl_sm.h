@@ -59,6 +59,7 @@ enum {
     SM_FAULT_FBOX_SIZE = 3,  /* a fast-box header whose size overruns the ring */
     SM_FAULT_FBOX_TYPE = 4,  /* a fast-box header of an unknown type */
     SM_FAULT_FIFO_TAIL = 5,  /* the peer's FIFO tail set to nonsense */
+    SM_FAULT_SPLIT = 6,      /* a shared put / get of one slice */
 };
 
 /* The component (const, as every component) and its variables. */
@@ -77,6 +78,8 @@ typedef struct mca_btl_sm_params_t {
     bool blocking;
     unsigned liveness_ms; /* how often peers are checked */
     unsigned rdma_ops;    /* emulated put / get in flight */
+    size_t split_min;     /* put / get of at least this many bytes are shared; 0: never */
+    unsigned split_parts; /* slices of a shared put / get */
     int fault_inject;     /* SM_FAULT_* (tests) */
     unsigned fault_after;
 
@@ -246,6 +249,15 @@ typedef struct mca_btl_sm_module_t {
     opal_free_list_t serve_list;
     bool cma_notice_given;
 
+    /* Shared put / get (btl_sm_rdma_split.c): ours waiting for the peer to
+     * finish its slices, and what was shared (verbose at finalize). */
+    opal_free_list_t split_list;
+    opal_list_t split_pending;
+    opal_atomic_uint32_t split_waiting;       /* length of split_pending, read without the lock */
+    uint64_t split_offered;                   /* ours offered to a peer */
+    uint64_t split_slices_helped;             /* slices of ours a peer copied */
+    opal_atomic_uint64_t split_slices_served; /* slices of peers' we copied */
+
     /* Progress bookkeeping. */
     uint32_t poll_count;
     uint64_t next_liveness_ns;
@@ -381,6 +393,42 @@ int mca_btl_sm_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint
                    void *cbdata);
 int mca_btl_sm_rdma_init(void);
 void mca_btl_sm_rdma_fini(void);
+/* One copy between our memory and ep's through CMA: OPAL_SUCCESS,
+ * OPAL_ERR_NOT_SUPPORTED when the kernel refuses CMA with this peer,
+ * OPAL_ERR_UNREACH when it is gone, OPAL_ERR_BAD_PARAM for a bad address. */
+int mca_btl_sm_cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t remote, size_t size,
+                        bool is_get);
+/* CMA was refused with ep (errno err): it is not tried again with this
+ * peer, and the operation goes through the emulation. Lock not held. */
+int mca_btl_sm_rdma_fallback(mca_btl_sm_endpoint_t *ep, int err, bool is_get, void *local_address,
+                             uint64_t remote_address,
+                             mca_btl_base_registration_handle_t *local_handle,
+                             const mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                             mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                             void *cbdata);
+
+/* btl_sm_rdma_split.c: put / get shared with the peer. */
+int mca_btl_sm_split_init(void);
+void mca_btl_sm_split_fini(void);
+/* Offers a CMA put / get of size bytes to ep and copies the slices this
+ * process claims; completes now or from progress. OPAL_ERR_NOT_AVAILABLE
+ * when it was not offered (too small, no fragment): the caller copies
+ * alone. Lock not held. */
+int mca_btl_sm_split_start(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_address,
+                           uint64_t remote_address,
+                           mca_btl_base_registration_handle_t *local_handle,
+                           const mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                           mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+/* SM_MSG_SPLIT from ep (in its segment, len bytes): copies the slices
+ * this process can claim. OPAL_ERR_PROTOCOL with the reason in why when
+ * the message is malformed. Progress only, lock not held. */
+int mca_btl_sm_split_serve(mca_btl_sm_endpoint_t *ep, sm_split_msg_t *msg, size_t len, char *why,
+                           size_t why_size);
+/* Completes the shared operations whose slices are all done, or whose
+ * peer is gone; returns how many. Lock not held. */
+int mca_btl_sm_split_progress(void);
+/* True while ep (any endpoint when NULL) has shared operations waiting. */
+bool mca_btl_sm_split_busy(const mca_btl_sm_endpoint_t *ep);
 
 /* btl_sm_rdma_emu.c: put / get through fragments. */
 int mca_btl_sm_emu_init(void);

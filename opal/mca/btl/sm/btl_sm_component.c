@@ -20,6 +20,13 @@
 #include "opal/runtime/opal_proc.h"
 #include "opal/runtime/opal_rte.h"
 
+/* Shared put / get (btl_sm_rdma_split.c): from 64 KiB, in halves. With
+ * 64 transfers in flight (rpc-bw), halves beat 4, 8 and 16 slices at
+ * every size from 64 KiB to 4 MiB here: the requester moves on to the
+ * next transfer while the peer copies the second half of the last. */
+#define SPLIT_MIN_DEFAULT   ((size_t) 64 << 10)
+#define SPLIT_PARTS_DEFAULT 2u
+
 static int sm_register(void);
 static int sm_open(void);
 static int sm_close(void);
@@ -48,13 +55,10 @@ static const mca_base_var_enum_value_t single_copy_values[] = {
 };
 
 static const mca_base_var_enum_value_t fault_values[] = {
-    {SM_FAULT_NONE, "none"},
-    {SM_FAULT_FIFO_ENTRY, "fifo_entry"},
-    {SM_FAULT_FRAG_LEN, "frag_len"},
-    {SM_FAULT_FBOX_SIZE, "fbox_size"},
-    {SM_FAULT_FBOX_TYPE, "fbox_type"},
-    {SM_FAULT_FIFO_TAIL, "fifo_tail"},
-    {0, NULL},
+    {SM_FAULT_NONE, "none"},           {SM_FAULT_FIFO_ENTRY, "fifo_entry"},
+    {SM_FAULT_FRAG_LEN, "frag_len"},   {SM_FAULT_FBOX_SIZE, "fbox_size"},
+    {SM_FAULT_FBOX_TYPE, "fbox_type"}, {SM_FAULT_FIFO_TAIL, "fifo_tail"},
+    {SM_FAULT_SPLIT, "split"},         {0, NULL},
 };
 
 static int reg_uint(const char *name, const char *description, mca_base_var_info_lvl_t level,
@@ -63,6 +67,16 @@ static int reg_uint(const char *name, const char *description, mca_base_var_info
     *storage = value;
     int index = mca_base_component_var_register(
         &mca_btl_sm_component.btl_version, name, description, MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL,
+        MCA_BASE_VAR_FLAG_NONE, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+    return index < 0 ? index : OPAL_SUCCESS;
+}
+
+static int reg_size(const char *name, const char *description, mca_base_var_info_lvl_t level,
+                    size_t *storage, size_t value)
+{
+    *storage = value;
+    int index = mca_base_component_var_register(
+        &mca_btl_sm_component.btl_version, name, description, MCA_BASE_VAR_TYPE_SIZE_T, NULL,
         MCA_BASE_VAR_FLAG_NONE, level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
     return index < 0 ? index : OPAL_SUCCESS;
 }
@@ -170,6 +184,17 @@ static int sm_register(void)
                                               "Put/get operations a process may have in flight "
                                               "when they go through shared memory",
                                               OPAL_INFO_LVL_6, &c->rdma_ops, 256));
+    ok = ok && OPAL_SUCCESS == (rc = reg_size("split_min",
+                                              "Put/get through CMA of at least this many bytes "
+                                              "are shared with the peer: it copies slices of "
+                                              "them from its progress while this process "
+                                              "copies the rest, so both cores copy (0: never)",
+                                              OPAL_INFO_LVL_5, &c->split_min, SPLIT_MIN_DEFAULT));
+    ok = ok &&
+         OPAL_SUCCESS == (rc = reg_uint("split_parts",
+                                        "Slices a shared put/get is cut into (2 to 64): "
+                                        "each process claims the next one left",
+                                        OPAL_INFO_LVL_6, &c->split_parts, SPLIT_PARTS_DEFAULT));
     ok = ok && OPAL_SUCCESS == (rc = reg_enum("fault_inject",
                                               "Tests only: write garbage where a peer reads, "
                                               "once, after btl_sm_fault_after messages to it",
@@ -223,6 +248,9 @@ static const char *check_variables(void)
     } else if (c->fbox_max > SM_MAX_FRAGS || 0 == c->fbox_threshold) {
         snprintf(why, sizeof(why), "btl_sm_fbox_max %u or btl_sm_fbox_threshold %u out of range",
                  c->fbox_max, c->fbox_threshold);
+    } else if (c->split_parts < 2 || c->split_parts > SM_SPLIT_MAX_SLICES) {
+        snprintf(why, sizeof(why), "btl_sm_split_parts %u is not in 2..%u", c->split_parts,
+                 (unsigned) SM_SPLIT_MAX_SLICES);
     } else if (0 == c->rdma_ops || 0 == c->liveness_ms) {
         snprintf(why, sizeof(why), "btl_sm_rdma_ops and btl_sm_liveness_interval must be > 0");
     } else if (m->btl_max_send_size < 1024 || m->btl_max_send_size > ((size_t) 1 << 29) ||

@@ -1,7 +1,8 @@
 /*
  * btl/sm: the checks that need no process state, so that unit tests can
  * run them alone: who a peer is (identity), what a segment is called,
- * and whether a peer's segment layout fits its mapping.
+ * whether a peer's segment layout fits its mapping, and whether its
+ * request to share a put / get makes sense.
  */
 #include "opal/opal_config.h"
 
@@ -154,4 +155,43 @@ int mca_btl_sm_layout_check(const sm_layout_t *l, size_t mapped, char *why, size
         return OPAL_ERR_BAD_VALUE;
     }
     return OPAL_SUCCESS;
+}
+
+/* ---------------------------------------------------------- shared rdma */
+
+int mca_btl_sm_split_check(const sm_split_msg_t *msg, size_t len, sm_split_req_t *req, char *why,
+                           size_t why_size)
+{
+    if (sizeof(*msg) != len) {
+        snprintf(why, why_size, "%zu bytes, not %zu", len, sizeof(*msg));
+        return OPAL_ERR_PROTOCOL;
+    }
+    uint32_t is_get = SM_READ_ONCE(msg->is_get);
+    *req = (sm_split_req_t){.slices = SM_READ_ONCE(msg->slices),
+                            .is_get = 1 == is_get,
+                            .slice = SM_READ_ONCE(msg->slice),
+                            .length = SM_READ_ONCE(msg->length),
+                            .address = SM_READ_ONCE(msg->address),
+                            .reg_address = SM_READ_ONCE(msg->reg_address),
+                            .reg_cookie = SM_READ_ONCE(msg->reg_cookie),
+                            .reg_index = SM_READ_ONCE(msg->reg_index)};
+    if (is_get > 1) {
+        snprintf(why, why_size, "direction %" PRIu32 " is neither put (0) nor get (1)", is_get);
+    } else if (req->slices < 2 || req->slices > SM_SPLIT_MAX_SLICES) {
+        snprintf(why, why_size, "%" PRIu32 " slices (2 to %u)", req->slices,
+                 (unsigned) SM_SPLIT_MAX_SLICES);
+    } else if (0 == req->slice || req->slice > req->length ||
+               req->slice > UINT64_MAX / req->slices ||
+               (uint64_t) req->slices * req->slice < req->length ||
+               (uint64_t) (req->slices - 1) * req->slice >= req->length) {
+        snprintf(why, why_size, "%" PRIu32 " slices of %" PRIu64 " bytes do not cut %" PRIu64,
+                 req->slices, req->slice, req->length);
+    } else if (req->address > UINT64_MAX - req->length ||
+               req->reg_address > UINT64_MAX - req->length) {
+        snprintf(why, why_size, "%" PRIu64 " bytes at 0x%" PRIx64 " or 0x%" PRIx64 " wrap around",
+                 req->length, req->address, req->reg_address);
+    } else {
+        return OPAL_SUCCESS;
+    }
+    return OPAL_ERR_PROTOCOL;
 }

@@ -113,7 +113,8 @@ enum {
     SM_MSG_PUT_ACK = 6,    /* sm_rdma_msg_t */
     SM_MSG_FRAG = 7,       /* fast box only: a fragment's index in the size field */
     SM_MSG_WRAP = 8,       /* fast box only: skip to the ring's start */
-    SM_MSG_TYPE_MAX = 8,
+    SM_MSG_SPLIT = 9,      /* fragment only: sm_split_msg_t, a put / get to share */
+    SM_MSG_TYPE_MAX = 9,
 };
 
 /* The first line of every fragment; the payload follows at
@@ -160,6 +161,36 @@ typedef struct sm_rdma_msg_t {
     uint64_t offset;  /* GET_RESP, PUT_DATA: of this chunk in the transfer */
     uint64_t length;  /* GET_REQ: bytes wanted; PUT_DATA: of the whole put */
 } sm_rdma_msg_t;
+
+/* Payload of SM_MSG_SPLIT: a put or get through CMA that the requester
+ * offers to share with its peer, the owner of the remote region. The
+ * transfer is cut into slices; each process claims the next slice with a
+ * fetch-and-add on next and copies it with its own CMA call (the owner in
+ * the opposite direction), so the two copy at once. The requester claims
+ * slices whether or not the owner ever looks, and it is done when every
+ * slice is claimed and the owner has finished the ones it took (helped);
+ * a slice the owner could not copy has its bit in failed, and the
+ * requester copies it again. The message stays in the requester's
+ * segment for as long as the operation lasts: the owner reads and updates
+ * it in place. */
+#define SM_SPLIT_MAX_SLICES 64
+
+typedef struct sm_split_msg_t {
+    /* Updated by both processes (atomics). */
+    opal_atomic_uint32_t next;   /* slices claimed, by either process */
+    opal_atomic_uint32_t helped; /* slices the owner finished (release) */
+    opal_atomic_uint64_t failed; /* bit i: the owner could not copy slice i */
+    /* Written by the requester before it posts the message. */
+    uint32_t slices;      /* 2 .. SM_SPLIT_MAX_SLICES */
+    uint32_t is_get;      /* 1: from the owner's memory into the requester's */
+    uint64_t slice;       /* bytes per slice; the last one may be shorter */
+    uint64_t length;      /* of the whole transfer */
+    uint64_t address;     /* the requester's memory */
+    uint64_t reg_address; /* the owner's memory, inside its registration */
+    uint64_t reg_cookie;
+    uint32_t reg_index;
+    uint32_t reserved;
+} sm_split_msg_t;
 
 /* A FIFO entry names the sending rank and one of its fragments. */
 #define SM_FIFO_RANK_BITS  24
@@ -230,5 +261,25 @@ int mca_btl_sm_segment_name(uint32_t jobid, uint32_t rank, char *name, size_t si
  * its mapping: every part inside it, sizes in range. OPAL_ERR_BAD_VALUE
  * with the first problem in why. */
 int mca_btl_sm_layout_check(const sm_layout_t *layout, size_t mapped, char *why, size_t why_size);
+
+/* A shared put / get request as its owner reads it from the requester's
+ * SM_MSG_SPLIT message. */
+typedef struct sm_split_req_t {
+    uint32_t slices;
+    bool is_get;
+    uint64_t slice, length;
+    uint64_t address;     /* the requester's memory */
+    uint64_t reg_address; /* ours */
+    uint64_t reg_cookie;
+    uint32_t reg_index;
+} sm_split_req_t;
+
+/* Reads the len bytes of an SM_MSG_SPLIT payload a peer wrote (each field
+ * once, as it may change them meanwhile) into *req and checks them: 2 to
+ * SM_SPLIT_MAX_SLICES slices of one size covering the length with the
+ * last one not empty, and no range that wraps. OPAL_ERR_PROTOCOL with the
+ * first problem in why otherwise. */
+int mca_btl_sm_split_check(const sm_split_msg_t *msg, size_t len, sm_split_req_t *req, char *why,
+                           size_t why_size);
 
 #endif /* OPAL_MCA_BTL_SM_BTL_SM_LAYOUT_H */

@@ -119,7 +119,11 @@ static int sm_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_err
 static int sm_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint)
 {
     (void) btl;
-    return mca_btl_sm_emu_flush(endpoint);
+    int rc = mca_btl_sm_emu_flush(endpoint);
+    while (OPAL_SUCCESS == rc && mca_btl_sm_split_busy(endpoint)) {
+        opal_progress();
+    }
+    return rc;
 }
 
 /* Sends that were accepted but wait for room (pending descriptors, put /
@@ -142,7 +146,9 @@ static void drain(void)
             }
         }
         SM_UNLOCK();
-        if (!waiting) {
+        /* Shared put / get whose peer still copies: their callbacks are
+         * owed too. */
+        if (!waiting && !mca_btl_sm_split_busy(NULL)) {
             return;
         }
         if (opal_timer_ns() > deadline) {

@@ -44,6 +44,8 @@ int mca_btl_sm_rdma_init(void)
     OBJ_CONSTRUCT(&sm->reg_list, opal_free_list_t);
     /* Constructs what mca_btl_sm_rdma_fini destructs, even on failure. */
     int rc = mca_btl_sm_emu_init();
+    int split_rc = mca_btl_sm_split_init();
+    rc = OPAL_SUCCESS != rc ? rc : split_rc;
     sm->rdma_ready = true;
     if (OPAL_SUCCESS == rc) {
         rc = opal_free_list_init(&sm->reg_list, sizeof(sm_registration_t), 0,
@@ -59,6 +61,7 @@ void mca_btl_sm_rdma_fini(void)
         return;
     }
     sm->rdma_ready = false;
+    mca_btl_sm_split_fini();
     mca_btl_sm_emu_fini();
     for (uint32_t i = 0; i < sm->reg_count; ++i) {
         if (NULL != sm->reg_by_index[i]) {
@@ -194,10 +197,8 @@ int mca_btl_sm_handle_check(const mca_btl_sm_endpoint_t *ep,
     return OPAL_SUCCESS;
 }
 
-/* One copy between our memory and the peer's. OPAL_ERR_NOT_SUPPORTED
- * when the kernel refuses CMA here (the caller emulates). */
-static int cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t remote, size_t size,
-                    bool is_get)
+int mca_btl_sm_cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t remote, size_t size,
+                        bool is_get)
 {
     size_t done = 0;
     while (done < size) {
@@ -244,7 +245,14 @@ static int rdma(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_address,
         return OPAL_ERR_BAD_PARAM;
     }
     if (OPAL_LIKELY(ep->cma)) {
-        rc = cma_copy(ep, local_address, remote_address, size, is_get);
+        if (0 != mca_btl_sm_params.split_min && size >= mca_btl_sm_params.split_min) {
+            rc = mca_btl_sm_split_start(ep, is_get, local_address, remote_address, local_handle,
+                                        remote_handle, size, cbfunc, cbcontext, cbdata);
+            if (OPAL_ERR_NOT_AVAILABLE != rc) {
+                return rc;
+            }
+        }
+        rc = mca_btl_sm_cma_copy(ep, local_address, remote_address, size, is_get);
         if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {
             if (NULL != cbfunc) {
                 cbfunc(&sm->super, ep, local_address, local_handle, cbcontext, cbdata,
@@ -255,19 +263,36 @@ static int rdma(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_address,
         if (OPAL_ERR_NOT_SUPPORTED != rc) {
             return rc;
         }
-        int err = errno;
-        ep->cma = false;
-        if (!sm->cma_notice_given) {
-            sm->cma_notice_given = true;
-            SM_VERBOSE(1,
-                       "btl sm: CMA is not permitted here (%s with rank %u): put/get go "
-                       "through shared memory instead",
-                       strerror(err), ep->rank);
-        }
+        return mca_btl_sm_rdma_fallback(ep, errno, is_get, local_address, remote_address,
+                                        local_handle, remote_handle, size, cbfunc, cbcontext,
+                                        cbdata);
     }
     SM_LOCK();
     rc = mca_btl_sm_emu_start(ep, is_get, local_address, remote_address, local_handle,
                               remote_handle, size, cbfunc, cbcontext, cbdata);
+    SM_UNLOCK();
+    return rc;
+}
+
+int mca_btl_sm_rdma_fallback(mca_btl_sm_endpoint_t *ep, int err, bool is_get, void *local_address,
+                             uint64_t remote_address,
+                             mca_btl_base_registration_handle_t *local_handle,
+                             const mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                             mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                             void *cbdata)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    ep->cma = false;
+    if (!sm->cma_notice_given) {
+        sm->cma_notice_given = true;
+        SM_VERBOSE(1,
+                   "btl sm: CMA is not permitted here (%s with rank %u): put/get go "
+                   "through shared memory instead",
+                   strerror(err), ep->rank);
+    }
+    SM_LOCK();
+    int rc = mca_btl_sm_emu_start(ep, is_get, local_address, remote_address, local_handle,
+                                  remote_handle, size, cbfunc, cbcontext, cbdata);
     SM_UNLOCK();
     return rc;
 }

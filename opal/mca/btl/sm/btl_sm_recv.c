@@ -112,6 +112,16 @@ static bool handle_frag(mca_btl_sm_endpoint_t *ep, uint32_t index, const char *v
                 return false;
             }
             break;
+        case SM_MSG_SPLIT: {
+            char why[96];
+            if (OPAL_SUCCESS != mca_btl_sm_split_serve(ep, (sm_split_msg_t *) (uintptr_t) payload,
+                                                       len, why, sizeof(why))) {
+                mca_btl_sm_endpoint_drop(
+                    ep, SM_EP_FAILED, "rank %u sent a malformed shared put/get: %s", ep->rank, why);
+                return false;
+            }
+            break;
+        }
         default:
             mca_btl_sm_endpoint_drop(ep, SM_EP_FAILED,
                                      "rank %u posted fragment %u of unknown type %u", ep->rank,
@@ -285,6 +295,7 @@ int mca_btl_sm_component_progress(void)
     if (!opal_list_is_empty(&sm->work_eps)) {
         events += mca_btl_sm_send_progress();
     }
+    events += mca_btl_sm_split_progress();
     if (OPAL_UNLIKELY(0 == (++sm->poll_count & SM_SLOW_PATH_MASK))) {
         events += slow_path();
     }

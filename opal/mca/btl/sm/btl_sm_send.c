@@ -49,6 +49,16 @@ static bool inject_fault(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
         case SM_FAULT_FRAG_LEN:
             SM_WRITE_ONCE(frag->hdr->len, frag->capacity + 4096);
             return false;
+        case SM_FAULT_SPLIT:
+            if (frag->capacity >= sizeof(sm_split_msg_t)) {
+                sm_split_msg_t *msg = (sm_split_msg_t *) (void *) frag->payload;
+                memset(msg, 0, sizeof(*msg));
+                msg->slices = 1;
+                msg->slice = msg->length = 4096;
+                SM_WRITE_ONCE(frag->hdr->len, (uint32_t) sizeof(*msg));
+                SM_WRITE_ONCE(frag->hdr->type, (uint8_t) SM_MSG_SPLIT);
+            }
+            return false;
         case SM_FAULT_FIFO_TAIL:
             atomic_store_explicit(&ep->seg_hdr->fifo_tail, UINT64_C(0xdeadbeefdeadbeef),
                                   memory_order_relaxed);
