@@ -425,7 +425,8 @@ int mca_btl_sm_split_start(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_a
 int mca_btl_sm_split_serve(mca_btl_sm_endpoint_t *ep, sm_split_msg_t *msg, size_t len, char *why,
                            size_t why_size);
 /* Completes the shared operations whose slices are all done, or whose
- * peer is gone; returns how many. Lock not held. */
+ * peer is gone; returns how many. Progress calls it only while
+ * split_waiting is not zero. Lock not held. */
 int mca_btl_sm_split_progress(void);
 /* True while ep (any endpoint when NULL) has shared operations waiting. */
 bool mca_btl_sm_split_busy(const mca_btl_sm_endpoint_t *ep);

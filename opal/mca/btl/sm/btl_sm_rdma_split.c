@@ -251,9 +251,6 @@ int mca_btl_sm_split_start(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_a
 int mca_btl_sm_split_progress(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
-    if (0 == atomic_load_explicit(&sm->split_waiting, memory_order_relaxed)) {
-        return 0;
-    }
     opal_list_t done;
     OBJ_CONSTRUCT(&done, opal_list_t);
     SM_LOCK();
