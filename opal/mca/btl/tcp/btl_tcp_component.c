@@ -1,0 +1,286 @@
+/*
+ * btl/tcp's lifecycle: register (its variables and the standard ones),
+ * open, init (decide whether to run, listen, publish the address),
+ * progress, close.
+ */
+#include "opal/opal_config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_framework.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/btl/tcp/btl_tcp.h"
+#include "opal/runtime/opal_proc.h"
+#include "opal/runtime/opal_rte.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
+
+static int tcp_register(void);
+static int tcp_open(void);
+static int tcp_close(void);
+static mca_btl_base_module_t **tcp_init(int *num_btls, bool enable_progress_threads,
+                                        bool enable_mpi_threads);
+static int tcp_progress(void);
+
+mca_btl_tcp_component_t mca_btl_tcp_component = {
+    .super =
+        {
+            .btl_version =
+                {
+                    MCA_BTL_BASE_VERSION,
+                    MCA_BASE_COMPONENT_NAME("tcp", 1, 0, 0),
+                    .mca_register_component_params = tcp_register,
+                    .mca_open_component = tcp_open,
+                    .mca_close_component = tcp_close,
+                },
+            .btl_init = tcp_init,
+            .btl_progress = tcp_progress,
+        },
+};
+
+mca_btl_tcp_module_t mca_btl_tcp_module_template;
+
+#define TCP_CAPABILITIES                                                                           \
+    (MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SENDI | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |            \
+     MCA_BTL_FLAGS_SEND_INPLACE)
+
+static int register_own(const char *name, const char *description, mca_base_var_type_t type,
+                        int level, void *storage)
+{
+    int index = mca_base_component_var_register(&mca_btl_tcp_component.super.btl_version, name,
+                                                description, type, NULL, MCA_BASE_VAR_FLAG_NONE,
+                                                level, MCA_BASE_VAR_SCOPE_LOCAL, storage);
+    return index < 0 ? index : OPAL_SUCCESS;
+}
+
+static int tcp_register(void)
+{
+    mca_btl_tcp_component_t *c = &mca_btl_tcp_component;
+    mca_btl_base_module_t *m = &mca_btl_tcp_module_template.super;
+    memset(&mca_btl_tcp_module_template, 0, sizeof(mca_btl_tcp_module_template));
+    m->btl_component = &c->super;
+    m->btl_eager_limit = 64 * 1024;
+    m->btl_max_send_size = 256 * 1024;
+    m->btl_rdma_pipeline_send_length = 256 * 1024;
+    m->btl_rdma_pipeline_frag_size = 4 * 1024 * 1024;
+    m->btl_min_rdma_pipeline_size = 256 * 1024;
+    m->btl_put_limit = (size_t) 1 << 30;
+    m->btl_get_limit = (size_t) 1 << 30;
+    m->btl_put_alignment = 1;
+    m->btl_get_alignment = 1;
+    /* Below ofi's: where both reach a peer, libfabric's provider is the
+     * one the user installed for it. */
+    m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT - 1;
+    m->btl_latency = 20;
+    m->btl_bandwidth = 10000;
+    m->btl_flags = TCP_CAPABILITIES;
+    int rc = mca_btl_base_param_register(&c->super.btl_version, m);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    c->if_include = NULL;
+    rc = register_own("if_include",
+                      "Comma-separated interface names whose IPv4 addresses are published "
+                      "(default: every interface that is up, loopback only when there is no "
+                      "other); peers on this node always connect through 127.0.0.1",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->if_include);
+    if (OPAL_SUCCESS == rc) {
+        c->port_min = 0;
+        rc = register_own("port_min",
+                          "First TCP port to listen on (0: one the kernel picks); with "
+                          "btl_tcp_port_range, the ports tried in turn",
+                          MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->port_min);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->port_range = 64;
+        rc = register_own("port_range", "Ports tried from btl_tcp_port_min (when it is not 0)",
+                          MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_4, &c->port_range);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->sndbuf = 0;
+        rc = register_own("sndbuf", "SO_SNDBUF of every connection in bytes (0: the kernel's)",
+                          MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->sndbuf);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->rcvbuf = 0;
+        rc = register_own("rcvbuf", "SO_RCVBUF of every connection in bytes (0: the kernel's)",
+                          MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->rcvbuf);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->max_queued = 16 * 1024 * 1024;
+        rc = register_own("max_queued",
+                          "Bytes of active messages queued to one peer (its socket full, or its "
+                          "connection not up yet) past which a send is refused as busy",
+                          MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->max_queued);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->connect_timeout_ms = 10000;
+        rc = register_own("connect_timeout",
+                          "Milliseconds a connection (connect and handshake) may take before "
+                          "the peer is reported unreachable",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->connect_timeout_ms);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->free_list_max = 1024;
+        rc = register_own("free_list_max",
+                          "Most send descriptors of each size, and put / get operations, in flight",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->free_list_max);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->finalize_timeout_ms = 5000;
+        rc = register_own("finalize_timeout",
+                          "Most milliseconds finalize waits for what is queued to live peers to "
+                          "go out before it closes the connections",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->finalize_timeout_ms);
+    }
+    return rc;
+}
+
+static int tcp_open(void)
+{
+    mca_btl_tcp_component.module = NULL;
+    mca_btl_tcp_component.modules[0] = NULL;
+    return OPAL_SUCCESS;
+}
+
+static int tcp_close(void)
+{
+    if (NULL != mca_btl_tcp_component.module) {
+        (void) mca_btl_tcp_finalize(&mca_btl_tcp_component.module->super);
+    }
+    return OPAL_SUCCESS;
+}
+
+static int publish(const mca_btl_tcp_addr_t *addr)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    int rc = mca_btl_tcp_addr_pack(addr, &blob, &size);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = opal_modex_send(MCA_BTL_TCP_MODEX_KEY, blob, size, OPAL_MODEX_SCOPE_GLOBAL);
+    free(blob);
+    return OPAL_SUCCESS == rc ? opal_modex_commit() : rc;
+}
+
+/* Declines with the reason, which peers read in place of an address. */
+static void decline(const char *format, ...) OPAL_PRINTF_LIKE(1, 2);
+static void decline(const char *format, ...)
+{
+    mca_btl_tcp_addr_t addr;
+    memset(&addr, 0, sizeof(addr));
+    va_list ap;
+    va_start(ap, format);
+    (void) vsnprintf(addr.declined, sizeof(addr.declined), format, ap);
+    va_end(ap);
+    mca_base_component_decline(&mca_btl_tcp_component.super.btl_version, "%s", addr.declined);
+    if (opal_rte_installed()) {
+        (void) publish(&addr);
+    }
+}
+
+static bool component_open(const char *name)
+{
+    mca_base_component_list_item_t *item;
+    OPAL_LIST_FOREACH (item, &opal_btl_base_framework.framework_components,
+                       mca_base_component_list_item_t) {
+        if (0 == strcmp(item->cli_component->mca_component_name, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static mca_btl_base_module_t **tcp_init(int *num_btls, bool enable_progress_threads,
+                                        bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    *num_btls = 0;
+    if (!mca_btl_base_require_job(&mca_btl_tcp_component.super.btl_version)) {
+        return NULL;
+    }
+    /* Asked for by name it runs; otherwise only where nothing else would
+     * reach the job: ranks on other nodes and no btl/ofi. Sockets cost
+     * every process a listening port and a thread of connections that sm
+     * and ofi do not need. */
+    const opal_proc_job_info_t *job = opal_proc_job_info();
+    if (!mca_base_framework_names_component(&opal_btl_base_framework, "tcp")) {
+        if (job->local_size >= job->size) {
+            decline("all %u rank(s) of the job are on this node: btl/tcp stands aside unless the "
+                    "btl selection names it (--mca btl self,tcp)",
+                    (unsigned) job->size);
+            return NULL;
+        }
+        if (component_open("ofi")) {
+            decline("btl/ofi reaches the other nodes: btl/tcp stands aside unless the btl "
+                    "selection names it (--mca btl self,sm,tcp)");
+            return NULL;
+        }
+    }
+    mca_btl_base_module_t *tmpl = &mca_btl_tcp_module_template.super;
+    int rc = mca_btl_base_param_verify(tmpl, TCP_CAPABILITIES);
+    if (OPAL_SUCCESS != rc) {
+        decline("its variables are inconsistent: %s", opal_strerror(rc));
+        return NULL;
+    }
+    if (tmpl->btl_max_send_size > UINT32_MAX / 2 || tmpl->btl_put_limit > UINT32_MAX / 2 ||
+        tmpl->btl_get_limit > UINT32_MAX / 2) {
+        /* A frame's length is 32 bits. */
+        if (tmpl->btl_max_send_size > UINT32_MAX / 2) {
+            tmpl->btl_max_send_size = UINT32_MAX / 2;
+        }
+        if (tmpl->btl_eager_limit > tmpl->btl_max_send_size) {
+            tmpl->btl_eager_limit = tmpl->btl_max_send_size;
+        }
+        if (tmpl->btl_put_limit > UINT32_MAX / 2) {
+            tmpl->btl_put_limit = UINT32_MAX / 2;
+        }
+        if (tmpl->btl_get_limit > UINT32_MAX / 2) {
+            tmpl->btl_get_limit = UINT32_MAX / 2;
+        }
+    }
+    mca_btl_tcp_module_t *module = NULL;
+    char *why = NULL;
+    mca_btl_tcp_addr_t addr;
+    rc = mca_btl_tcp_module_create(&module, &why);
+    if (OPAL_SUCCESS != rc) {
+        decline("%s", NULL != why ? why : opal_strerror(rc));
+        free(why);
+        return NULL;
+    }
+    rc = mca_btl_tcp_module_address(module, &addr, &why);
+    if (OPAL_SUCCESS == rc) {
+        rc = publish(&addr);
+        if (OPAL_SUCCESS != rc && NULL == why) {
+            if (asprintf(&why, "publishing its address failed: %s", opal_strerror(rc)) < 0) {
+                why = NULL;
+            }
+        }
+    }
+    if (OPAL_SUCCESS != rc) {
+        (void) mca_btl_tcp_finalize(&module->super);
+        decline("%s", NULL != why ? why : opal_strerror(rc));
+        free(why);
+        return NULL;
+    }
+    opal_output_verbose(10, mca_btl_base_output,
+                        "tcp: listening on port %u, %u address(es) published, eager %zu, max send "
+                        "%zu",
+                        (unsigned) module->port, addr.count, module->super.btl_eager_limit,
+                        module->super.btl_max_send_size);
+    mca_btl_tcp_component.module = module;
+    mca_btl_tcp_component.modules[0] = &module->super;
+    *num_btls = 1;
+    return mca_btl_tcp_component.modules;
+}
+
+static int tcp_progress(void)
+{
+    mca_btl_tcp_module_t *module = mca_btl_tcp_component.module;
+    return NULL != module ? mca_btl_tcp_module_progress(module) : 0;
+}

@@ -1,0 +1,644 @@
+/*
+ * btl/tcp's endpoints: a peer's address from the modex, connecting, the
+ * handshake on both sides (with the race of two processes connecting to
+ * each other at once), and a peer's failure.
+ */
+#include "opal/opal_config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "opal/mca/btl/tcp/btl_tcp.h"
+#include "opal/runtime/opal_rte.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
+#include "opal/util/opal_timer.h"
+
+/* An accepted socket until its handshake arrives. */
+typedef struct incoming_t {
+    opal_list_item_t super;
+    mca_btl_tcp_pollable_t poll;
+    uint8_t buf[MCA_BTL_TCP_HELLO_SIZE];
+    size_t got;
+    uint64_t deadline_ns;
+    char from[INET_ADDRSTRLEN + 8];
+} incoming_t;
+static OBJ_CLASS_INSTANCE(incoming_t, opal_list_item_t, NULL, NULL);
+
+const char *mca_btl_tcp_peer_name(const mca_btl_tcp_endpoint_t *ep)
+{
+    static _Thread_local char name[96];
+    if (NULL != ep->proc && NULL != ep->proc->proc_hostname) {
+        snprintf(name, sizeof(name), "rank %u (on %s)", ep->rank, ep->proc->proc_hostname);
+    } else {
+        snprintf(name, sizeof(name), "rank %u", ep->rank);
+    }
+    return name;
+}
+
+static void reason(mca_btl_base_reason_t *why, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
+static void reason(mca_btl_base_reason_t *why, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    (void) vsnprintf(why->text, sizeof(why->text), format, ap);
+    va_end(ap);
+}
+
+static uint64_t deadline_from_now(void)
+{
+    return opal_timer_ns() + (uint64_t) mca_btl_tcp_component.connect_timeout_ms * 1000000u;
+}
+
+mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, uint32_t rank,
+                                                 mca_btl_base_reason_t *why)
+{
+    if (rank >= module->job_size) {
+        reason(why, "rank %u is outside the job (%u processes)", rank, module->job_size);
+        return NULL;
+    }
+    mca_btl_tcp_endpoint_t *ep = module->endpoints[rank];
+    if (NULL != ep) {
+        return ep;
+    }
+    opal_proc_t *proc = NULL;
+    int rc = opal_proc_for_rank(rank, &proc);
+    if (OPAL_SUCCESS != rc) {
+        reason(why, "rank %u is unknown to the runtime: %s", rank, opal_strerror(rc));
+        return NULL;
+    }
+    const opal_proc_job_info_t *job = opal_proc_job_info();
+    void *blob = NULL;
+    size_t size = 0;
+    rc = opal_modex_recv(rank, MCA_BTL_TCP_MODEX_KEY, &blob, &size,
+                         NULL != job ? job->lookup_timeout_ns : OPAL_MODEX_WAIT_FOREVER);
+    if (OPAL_SUCCESS != rc) {
+        reason(why, "rank %u published no tcp address (its btl/tcp did not run): %s", rank,
+               opal_strerror(rc));
+        return NULL;
+    }
+    mca_btl_tcp_addr_t addr;
+    char detail[160];
+    rc = mca_btl_tcp_addr_unpack(blob, size, &addr, detail, sizeof(detail));
+    free(blob);
+    if (OPAL_SUCCESS != rc) {
+        opal_output(0, "btl/tcp: rank %u published a malformed address (modex key %s): %s", rank,
+                    MCA_BTL_TCP_MODEX_KEY, detail);
+        reason(why, "rank %u published a malformed address: %s", rank, detail);
+        return NULL;
+    }
+    if (0 == addr.count) {
+        reason(why, "rank %u's btl/tcp did not run: %s", rank, addr.declined);
+        return NULL;
+    }
+    ep = calloc(1, sizeof(*ep));
+    uint8_t *rbuf = malloc(MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET +
+                           module->super.btl_max_send_size + 64 * 1024);
+    if (NULL == ep || NULL == rbuf) {
+        free(ep);
+        free(rbuf);
+        reason(why, "out of memory");
+        return NULL;
+    }
+    ep->poll.kind = MCA_BTL_TCP_POLL_ENDPOINT;
+    ep->poll.fd = -1;
+    ep->module = module;
+    OBJ_RETAIN(proc);
+    ep->proc = proc;
+    ep->rank = rank;
+    ep->addr = addr;
+    ep->state = MCA_BTL_TCP_EP_CLOSED;
+    ep->rbuf = rbuf;
+    ep->rbuf_size = MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET +
+                    module->super.btl_max_send_size + 64 * 1024;
+    ep->next_id = 1;
+    OBJ_CONSTRUCT(&ep->waiting, opal_list_t);
+    module->endpoints[rank] = ep;
+    return ep;
+}
+
+/* --------------------------------------------------------- connections */
+
+static void tune_socket(int fd)
+{
+    int one = 1;
+    (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    const mca_btl_tcp_component_t *c = &mca_btl_tcp_component;
+    if (c->sndbuf > 0 && c->sndbuf <= INT32_MAX) {
+        int v = (int) c->sndbuf;
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+    }
+    if (c->rcvbuf > 0 && c->rcvbuf <= INT32_MAX) {
+        int v = (int) c->rcvbuf;
+        (void) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+    }
+}
+
+static int watch(mca_btl_tcp_module_t *module, mca_btl_tcp_pollable_t *p, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = p};
+    return 0 == epoll_ctl(module->epfd, EPOLL_CTL_ADD, p->fd, &ev) ? OPAL_SUCCESS
+                                                                   : OPAL_ERR_IN_ERRNO;
+}
+
+static void unwatch_close(mca_btl_tcp_module_t *module, int fd)
+{
+    if (fd >= 0) {
+        (void) epoll_ctl(module->epfd, EPOLL_CTL_DEL, fd, NULL);
+        close(fd);
+    }
+}
+
+void mca_btl_tcp_want_out(mca_btl_tcp_endpoint_t *ep, bool want)
+{
+    if (ep->want_out == want || ep->poll.fd < 0) {
+        return;
+    }
+    struct epoll_event ev = {.events = EPOLLIN | (want ? EPOLLOUT : 0), .data.ptr = &ep->poll};
+    if (0 == epoll_ctl(ep->module->epfd, EPOLL_CTL_MOD, ep->poll.fd, &ev)) {
+        ep->want_out = want;
+    }
+}
+
+static const char *ep_address(const mca_btl_tcp_endpoint_t *ep, char *buf, size_t size)
+{
+    struct in_addr a;
+    a.s_addr = ep->addr_index < 0 ? htonl(INADDR_LOOPBACK) : ep->addr.ipv4[ep->addr_index];
+    char ip[INET_ADDRSTRLEN];
+    snprintf(buf, size, "%s:%u", inet_ntop(AF_INET, &a, ip, sizeof(ip)), (unsigned) ep->addr.port);
+    return buf;
+}
+
+/* Starts connect() to the endpoint's current address. */
+static int start_connect(mca_btl_tcp_endpoint_t *ep, char *err, size_t err_size)
+{
+    mca_btl_tcp_module_t *module = ep->module;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, err_size, "cannot create a socket: %s", strerror(errno));
+        return OPAL_ERR_IN_ERRNO;
+    }
+    tune_socket(fd);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(ep->addr.port)};
+    sa.sin_addr.s_addr =
+        ep->addr_index < 0 ? htonl(INADDR_LOOPBACK) : ep->addr.ipv4[ep->addr_index];
+    if (0 != connect(fd, (struct sockaddr *) &sa, sizeof(sa)) && EINPROGRESS != errno) {
+        char where[48];
+        snprintf(err, err_size, "cannot connect to %s: %s", ep_address(ep, where, sizeof(where)),
+                 strerror(errno));
+        close(fd);
+        return OPAL_ERR_UNREACH;
+    }
+    ep->poll.fd = fd;
+    ep->want_out = true;
+    if (OPAL_SUCCESS != watch(module, &ep->poll, EPOLLIN | EPOLLOUT)) {
+        snprintf(err, err_size, "cannot watch a socket: %s", strerror(errno));
+        close(fd);
+        ep->poll.fd = -1;
+        return OPAL_ERR_IN_ERRNO;
+    }
+    ep->state = MCA_BTL_TCP_EP_CONNECTING;
+    ep->connect_deadline_ns = deadline_from_now();
+    return OPAL_SUCCESS;
+}
+
+/* Tries the endpoint's addresses from the current one on. */
+static int connect_next(mca_btl_tcp_endpoint_t *ep, const char *last_error)
+{
+    char err[160];
+    snprintf(err, sizeof(err), "%s", NULL != last_error ? last_error : "no address to try");
+    while (ep->addr_index < (int) ep->addr.count) {
+        if (OPAL_SUCCESS == start_connect(ep, err, sizeof(err))) {
+            return OPAL_SUCCESS;
+        }
+        if (ep->addr_index < 0) {
+            break; /* a peer on this node: 127.0.0.1 or nothing */
+        }
+        ++ep->addr_index;
+    }
+    mca_btl_tcp_peer_failed(ep, err);
+    return OPAL_ERR_UNREACH;
+}
+
+int mca_btl_tcp_endpoint_connect(mca_btl_tcp_endpoint_t *ep)
+{
+    switch (ep->state) {
+        case MCA_BTL_TCP_EP_GONE:
+            return OPAL_ERR_UNREACH;
+        case MCA_BTL_TCP_EP_CLOSED:
+            break;
+        default:
+            return OPAL_SUCCESS;
+    }
+    bool same_node = NULL != ep->proc && 0 != (ep->proc->proc_locality & OPAL_PROC_ON_NODE);
+    ep->addr_index = same_node ? -1 : 0;
+    return connect_next(ep, NULL);
+}
+
+static int send_hello(int fd, mca_btl_tcp_module_t *module, uint16_t kind)
+{
+    uint8_t buf[MCA_BTL_TCP_HELLO_SIZE];
+    mca_btl_tcp_hello_t hello = {.kind = kind, .jobid = module->my_jobid, .rank = module->my_rank};
+    mca_btl_tcp_hello_pack(&hello, buf);
+    /* 16 bytes on a fresh connection: the socket buffer takes them. */
+    ssize_t n = send(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+    return n == (ssize_t) sizeof(buf) ? OPAL_SUCCESS : OPAL_ERR_UNREACH;
+}
+
+/* The connection is up: what waited goes out. */
+static void connected(mca_btl_tcp_endpoint_t *ep)
+{
+    ep->state = MCA_BTL_TCP_EP_CONNECTED;
+    ep->rhead = ep->rtail = 0;
+    ep->rstate = MCA_BTL_TCP_RECV_HDR;
+    opal_output_verbose(20, mca_btl_base_output, "btl/tcp: connected to %s",
+                        mca_btl_tcp_peer_name(ep));
+    mca_btl_tcp_want_out(ep, false);
+    if (NULL != ep->sendq.head) {
+        (void) mca_btl_tcp_flush_queue(ep);
+    }
+}
+
+/* The connecting side: connect() finished, or the handshake answer. */
+static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
+{
+    mca_btl_tcp_module_t *module = ep->module;
+    char where[48], err[256];
+    if (MCA_BTL_TCP_EP_CONNECTING == ep->state) {
+        int soerr = 0;
+        socklen_t len = sizeof(soerr);
+        if (0 != getsockopt(ep->poll.fd, SOL_SOCKET, SO_ERROR, &soerr, &len)) {
+            soerr = errno;
+        }
+        if (0 == soerr && 0 == (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+            return 0;
+        }
+        if (0 != soerr || OPAL_SUCCESS != send_hello(ep->poll.fd, module, MCA_BTL_TCP_HELLO)) {
+            snprintf(err, sizeof(err), "cannot connect to %s: %s",
+                     ep_address(ep, where, sizeof(where)),
+                     strerror(0 != soerr ? soerr : ECONNRESET));
+            unwatch_close(module, ep->poll.fd);
+            ep->poll.fd = -1;
+            ep->state = MCA_BTL_TCP_EP_CLOSED;
+            if (ep->addr_index >= 0) {
+                ++ep->addr_index;
+            } else {
+                ep->addr_index = (int) ep->addr.count;
+            }
+            (void) connect_next(ep, err);
+            return 1;
+        }
+        ep->state = MCA_BTL_TCP_EP_HELLO_SENT;
+        mca_btl_tcp_want_out(ep, false);
+        return 1;
+    }
+    /* HELLO_SENT: the answer. */
+    uint8_t buf[MCA_BTL_TCP_HELLO_SIZE];
+    ssize_t n = recv(ep->poll.fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)) {
+        return 0;
+    }
+    if (n > 0 && n < (ssize_t) sizeof(buf)) {
+        return 0; /* the rest is on its way */
+    }
+    if (n <= 0) {
+        snprintf(err, sizeof(err), "%s closed the connection during the handshake (%s)",
+                 ep_address(ep, where, sizeof(where)), 0 == n ? "end of stream" : strerror(errno));
+        mca_btl_tcp_peer_failed(ep, err);
+        return 1;
+    }
+    (void) recv(ep->poll.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    mca_btl_tcp_hello_t hello;
+    char detail[128];
+    if (OPAL_SUCCESS != mca_btl_tcp_hello_unpack(buf, &hello, detail, sizeof(detail)) ||
+        MCA_BTL_TCP_HELLO == hello.kind || hello.jobid != module->my_jobid ||
+        hello.rank != ep->rank) {
+        if (OPAL_SUCCESS == mca_btl_tcp_hello_unpack(buf, &hello, detail, sizeof(detail))) {
+            snprintf(detail, sizeof(detail), "a handshake of kind %u from [%u,%u]",
+                     (unsigned) hello.kind, hello.jobid, hello.rank);
+        }
+        snprintf(err, sizeof(err), "%s answered with a malformed handshake: %s",
+                 ep_address(ep, where, sizeof(where)), detail);
+        mca_btl_tcp_peer_failed(ep, err);
+        return 1;
+    }
+    if (MCA_BTL_TCP_REJECT == hello.kind) {
+        /* The peer's own connection carries the traffic; it comes (or
+         * came) through the listening socket. */
+        unwatch_close(module, ep->poll.fd);
+        ep->poll.fd = -1;
+        ep->want_out = false;
+        ep->state = MCA_BTL_TCP_EP_WAITING;
+        ep->connect_deadline_ns = deadline_from_now();
+        return 1;
+    }
+    connected(ep);
+    return 1;
+}
+
+int mca_btl_tcp_endpoint_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
+{
+    switch (ep->state) {
+        case MCA_BTL_TCP_EP_CONNECTING:
+        case MCA_BTL_TCP_EP_HELLO_SENT:
+            return connecting_ready(ep, events);
+        case MCA_BTL_TCP_EP_CONNECTED: {
+            int n = 0;
+            if (0 != (events & EPOLLOUT) && NULL != ep->sendq.head) {
+                (void) mca_btl_tcp_flush_queue(ep);
+                ++n;
+            }
+            if (MCA_BTL_TCP_EP_CONNECTED == ep->state &&
+                0 != (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))) {
+                n += mca_btl_tcp_recv(ep);
+            }
+            return n;
+        }
+        default:
+            return 0;
+    }
+}
+
+/* --------------------------------------------------- the accepting side */
+
+int mca_btl_tcp_accept(mca_btl_tcp_module_t *module)
+{
+    int n = 0;
+    for (;;) {
+        struct sockaddr_in sa;
+        socklen_t len = sizeof(sa);
+        int fd =
+            accept4(module->listen.fd, (struct sockaddr *) &sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (EAGAIN != errno && EWOULDBLOCK != errno && EINTR != errno &&
+                ECONNABORTED != errno) {
+                opal_output_verbose(1, mca_btl_base_output, "btl/tcp: accept failed: %s",
+                                    strerror(errno));
+            }
+            return n;
+        }
+        incoming_t *in = OBJ_NEW(incoming_t);
+        if (NULL == in) {
+            close(fd);
+            return n;
+        }
+        tune_socket(fd);
+        in->poll.kind = MCA_BTL_TCP_POLL_INCOMING;
+        in->poll.fd = fd;
+        in->got = 0;
+        in->deadline_ns = deadline_from_now();
+        char ip[INET_ADDRSTRLEN] = "?";
+        (void) inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+        snprintf(in->from, sizeof(in->from), "%s:%u", ip, (unsigned) ntohs(sa.sin_port));
+        if (OPAL_SUCCESS != watch(module, &in->poll, EPOLLIN)) {
+            close(fd);
+            OBJ_RELEASE(in);
+            continue;
+        }
+        opal_list_append(&module->incoming, &in->super);
+        ++n;
+    }
+}
+
+static void incoming_drop(mca_btl_tcp_module_t *module, incoming_t *in, const char *why)
+{
+    if (NULL != why) {
+        opal_output_verbose(1, mca_btl_base_output, "btl/tcp: connection from %s refused: %s",
+                            in->from, why);
+    }
+    unwatch_close(module, in->poll.fd);
+    opal_list_remove_item(&module->incoming, &in->super);
+    OBJ_RELEASE(in);
+}
+
+/* Whether the connection the peer (jobid, rank) started wins over the one
+ * this process started to it: the smaller name's connection is kept. */
+static bool peer_connection_wins(const mca_btl_tcp_module_t *module, const mca_btl_tcp_hello_t *h)
+{
+    if (h->jobid != module->my_jobid) {
+        return h->jobid < module->my_jobid;
+    }
+    return h->rank < module->my_rank;
+}
+
+int mca_btl_tcp_incoming_ready(mca_btl_tcp_module_t *module, mca_btl_tcp_pollable_t *poll)
+{
+    incoming_t *in = MCA_BTL_TCP_CONTAINER(poll, incoming_t, poll);
+    ssize_t n = recv(in->poll.fd, in->buf + in->got, sizeof(in->buf) - in->got, MSG_DONTWAIT);
+    if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)) {
+        return 0;
+    }
+    if (n <= 0) {
+        /* Most often the loser of a simultaneous connect, closed by its
+         * owner before saying anything: not worth a word. */
+        incoming_drop(module, in, NULL);
+        return 1;
+    }
+    in->got += (size_t) n;
+    if (in->got < sizeof(in->buf)) {
+        return 1;
+    }
+    mca_btl_tcp_hello_t hello;
+    char detail[160];
+    if (OPAL_SUCCESS != mca_btl_tcp_hello_unpack(in->buf, &hello, detail, sizeof(detail))) {
+        incoming_drop(module, in, detail);
+        return 1;
+    }
+    if (MCA_BTL_TCP_HELLO != hello.kind) {
+        snprintf(detail, sizeof(detail), "it opened with a handshake of kind %u",
+                 (unsigned) hello.kind);
+        incoming_drop(module, in, detail);
+        return 1;
+    }
+    if (hello.jobid != module->my_jobid) {
+        if (!module->reported_stray) {
+            module->reported_stray = true;
+            opal_output(0,
+                        "btl/tcp: a process of another job ([%u,%u], from %s) connected to this "
+                        "one; refused (said once)",
+                        hello.jobid, hello.rank, in->from);
+        }
+        incoming_drop(module, in, NULL);
+        return 1;
+    }
+    if (hello.rank == module->my_rank) {
+        incoming_drop(module, in, "it claims to be this process");
+        return 1;
+    }
+    mca_btl_base_reason_t why = {.text = ""};
+    mca_btl_tcp_endpoint_t *ep = mca_btl_tcp_endpoint_get(module, hello.rank, &why);
+    if (NULL == ep) {
+        incoming_drop(module, in, why.text);
+        return 1;
+    }
+    int fd = in->poll.fd;
+    bool adopt = false;
+    switch (ep->state) {
+        case MCA_BTL_TCP_EP_CLOSED:
+        case MCA_BTL_TCP_EP_WAITING:
+            adopt = true;
+            break;
+        case MCA_BTL_TCP_EP_CONNECTING:
+        case MCA_BTL_TCP_EP_HELLO_SENT:
+            adopt = peer_connection_wins(module, &hello);
+            if (adopt) {
+                /* This process's own attempt loses: nothing but its hello
+                 * went on it. */
+                unwatch_close(module, ep->poll.fd);
+                ep->poll.fd = -1;
+                ep->want_out = false;
+            }
+            break;
+        default:
+            /* Connected already, or gone. */
+            break;
+    }
+    if (!adopt) {
+        if (MCA_BTL_TCP_EP_CONNECTING == ep->state || MCA_BTL_TCP_EP_HELLO_SENT == ep->state) {
+            (void) send_hello(fd, module, MCA_BTL_TCP_REJECT);
+            incoming_drop(module, in, NULL);
+        } else if (MCA_BTL_TCP_EP_GONE == ep->state) {
+            snprintf(detail, sizeof(detail), "%s failed earlier", mca_btl_tcp_peer_name(ep));
+            incoming_drop(module, in, detail);
+        } else {
+            /* The loser of a simultaneous connect, arriving after the
+             * winner was accepted: its owner has closed it already. */
+            incoming_drop(module, in, NULL);
+        }
+        return 1;
+    }
+    if (OPAL_SUCCESS != send_hello(fd, module, MCA_BTL_TCP_ACCEPT)) {
+        incoming_drop(module, in, "it closed the connection before the handshake's answer");
+        return 1;
+    }
+    /* The socket moves from the incoming entry to the endpoint. */
+    (void) epoll_ctl(module->epfd, EPOLL_CTL_DEL, fd, NULL);
+    opal_list_remove_item(&module->incoming, &in->super);
+    OBJ_RELEASE(in);
+    ep->poll.fd = fd;
+    ep->want_out = false;
+    if (OPAL_SUCCESS != watch(module, &ep->poll, EPOLLIN)) {
+        close(fd);
+        ep->poll.fd = -1;
+        mca_btl_tcp_peer_failed(ep, "cannot watch its connection");
+        return 1;
+    }
+    connected(ep);
+    /* Frames may have come right behind the handshake. */
+    (void) mca_btl_tcp_recv(ep);
+    return 1;
+}
+
+void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module)
+{
+    uint64_t now = opal_timer_ns();
+    incoming_t *in, *next;
+    OPAL_LIST_FOREACH_SAFE (in, next, &module->incoming, incoming_t) {
+        if (now >= in->deadline_ns) {
+            incoming_drop(module, in, "no handshake in time");
+        }
+    }
+    for (uint32_t r = 0; r < module->job_size; ++r) {
+        mca_btl_tcp_endpoint_t *ep = module->endpoints[r];
+        if (NULL == ep || now < ep->connect_deadline_ns ||
+            (MCA_BTL_TCP_EP_CONNECTING != ep->state && MCA_BTL_TCP_EP_HELLO_SENT != ep->state &&
+             MCA_BTL_TCP_EP_WAITING != ep->state)) {
+            continue;
+        }
+        char err[128];
+        snprintf(err, sizeof(err), "no connection within %u ms (btl_tcp_connect_timeout)",
+                 mca_btl_tcp_component.connect_timeout_ms);
+        mca_btl_tcp_peer_failed(ep, err);
+    }
+}
+
+/* -------------------------------------------------------------- failure */
+
+void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what)
+{
+    if (MCA_BTL_TCP_EP_GONE == ep->state) {
+        return;
+    }
+    mca_btl_tcp_module_t *module = ep->module;
+    ep->state = MCA_BTL_TCP_EP_GONE;
+    unwatch_close(module, ep->poll.fd);
+    ep->poll.fd = -1;
+    char info[512];
+    snprintf(info, sizeof(info), "btl/tcp: %s failed: %s", mca_btl_tcp_peer_name(ep), what);
+    if (module->finalizing || ep->said_bye) {
+        opal_output_verbose(10, mca_btl_base_output, "%s (%s)", info,
+                            ep->said_bye ? "after it said goodbye" : "while finalizing");
+    } else if (NULL != module->error_cb) {
+        module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
+    } else {
+        opal_output(0, "%s", info);
+    }
+    /* What waited for it completes with the error. */
+    mca_btl_tcp_out_t *out;
+    while (NULL != (out = ep->sendq.head)) {
+        ep->sendq.head = out->next;
+        if (NULL == ep->sendq.head) {
+            ep->sendq.tail = NULL;
+        }
+        mca_btl_tcp_out_abandon(ep, out, OPAL_ERR_UNREACH);
+    }
+    ep->queued_bytes = 0;
+    opal_list_item_t *item;
+    while (NULL != (item = opal_list_remove_first(&ep->waiting))) {
+        mca_btl_tcp_rdma_op_t *op = (mca_btl_tcp_rdma_op_t *) item;
+        --module->rdma_outstanding;
+        op->cbfunc(&module->super, ep, op->local_address, op->local_handle, op->cbcontext,
+                   op->cbdata, OPAL_ERR_UNREACH);
+        opal_free_list_return(&module->rdma_ops, &op->super);
+    }
+}
+
+void mca_btl_tcp_endpoints_release(mca_btl_tcp_module_t *module)
+{
+    incoming_t *in, *next;
+    OPAL_LIST_FOREACH_SAFE (in, next, &module->incoming, incoming_t) {
+        incoming_drop(module, in, NULL);
+    }
+    for (uint32_t r = 0; r < module->job_size; ++r) {
+        mca_btl_tcp_endpoint_t *ep = module->endpoints[r];
+        if (NULL == ep) {
+            continue;
+        }
+        /* Whatever did not go out is called back with a timeout, so that
+         * its owner gets its memory back. */
+        ep->said_bye = true;
+        if (MCA_BTL_TCP_EP_GONE != ep->state) {
+            mca_btl_tcp_out_t *out;
+            while (NULL != (out = ep->sendq.head)) {
+                ep->sendq.head = out->next;
+                mca_btl_tcp_out_abandon(ep, out, OPAL_ERR_TIMEOUT);
+            }
+            ep->sendq.tail = NULL;
+            opal_list_item_t *item;
+            while (NULL != (item = opal_list_remove_first(&ep->waiting))) {
+                mca_btl_tcp_rdma_op_t *op = (mca_btl_tcp_rdma_op_t *) item;
+                --module->rdma_outstanding;
+                op->cbfunc(&module->super, ep, op->local_address, op->local_handle, op->cbcontext,
+                           op->cbdata, OPAL_ERR_TIMEOUT);
+                opal_free_list_return(&module->rdma_ops, &op->super);
+            }
+            unwatch_close(module, ep->poll.fd);
+            ep->poll.fd = -1;
+            ep->state = MCA_BTL_TCP_EP_GONE;
+        }
+        OBJ_DESTRUCT(&ep->waiting);
+        OBJ_RELEASE(ep->proc);
+        free(ep->rbuf);
+        free(ep);
+        module->endpoints[r] = NULL;
+    }
+}

@@ -1,0 +1,290 @@
+/*
+ * btl/tcp's receive side and progress: bytes from a connection into the
+ * endpoint's buffer, frames checked and handled (active messages
+ * dispatched in place, put / get requests served, replies matched), the
+ * data of puts and gets straight into its destination; and one progress
+ * pass over the epoll set.
+ */
+#include "opal/opal_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "opal/mca/btl/tcp/btl_tcp.h"
+#include "opal/util/opal_error.h"
+
+/* Most bytes one pass reads from one connection (the others' turn). */
+#define RECV_BUDGET (8u * 1024 * 1024)
+
+static void protocol_error(mca_btl_tcp_endpoint_t *ep, const char *why)
+{
+    char what[256];
+    snprintf(what, sizeof(what), "it sent a malformed frame: %s", why);
+    mca_btl_tcp_peer_failed(ep, what);
+}
+
+/* The end of a put's or get's data. */
+static void data_done(mca_btl_tcp_endpoint_t *ep)
+{
+    ep->rstate = MCA_BTL_TCP_RECV_HDR;
+    if (ep->rdest_is_get) {
+        mca_btl_tcp_rdma_op_t *op = ep->rop;
+        ep->rop = NULL;
+        mca_btl_tcp_rdma_complete(ep, op, MCA_BTL_TCP_STATUS_OK);
+    } else {
+        (void) mca_btl_tcp_ack_put(ep, ep->rput_id, ep->rput_status);
+    }
+}
+
+/* Handles the complete frames in the buffer, until one is incomplete or
+ * a put's or get's data begins. Returns the frames handled. */
+static int handle_frames(mca_btl_tcp_endpoint_t *ep)
+{
+    mca_btl_tcp_module_t *module = ep->module;
+    size_t max_rdma = module->super.btl_put_limit > module->super.btl_get_limit
+                          ? module->super.btl_put_limit
+                          : module->super.btl_get_limit;
+    int events = 0;
+    char why[192];
+    while (MCA_BTL_TCP_EP_CONNECTED == ep->state && MCA_BTL_TCP_RECV_HDR == ep->rstate &&
+           ep->rtail - ep->rhead >= MCA_BTL_TCP_FRAME_HDR) {
+        const uint8_t *p = ep->rbuf + ep->rhead;
+        size_t avail = ep->rtail - ep->rhead;
+        mca_btl_tcp_frame_t f;
+        mca_btl_tcp_frame_unpack(p, &f);
+        if (OPAL_SUCCESS != mca_btl_tcp_frame_check(&f, module->super.btl_max_send_size, max_rdma,
+                                                    why, sizeof(why))) {
+            protocol_error(ep, why);
+            return events;
+        }
+        switch (f.type) {
+            case MCA_BTL_TCP_FRAME_AM: {
+                if (avail < MCA_BTL_TCP_FRAME_HDR + (size_t) f.len) {
+                    return events;
+                }
+                mca_btl_base_segment_t seg = {.seg_addr = (void *) (p + MCA_BTL_TCP_FRAME_HDR),
+                                              .seg_len = f.len};
+                mca_btl_base_receive_descriptor_t desc = {
+                    .endpoint = ep,
+                    .proc = ep->proc,
+                    .des_segments = &seg,
+                    .des_segment_count = 1,
+                    .tag = f.tag,
+                };
+                ep->rhead += MCA_BTL_TCP_FRAME_HDR + f.len;
+                mca_btl_base_am_dispatch(&module->super, &desc);
+                ++events;
+                break;
+            }
+            case MCA_BTL_TCP_FRAME_PUT:
+            case MCA_BTL_TCP_FRAME_GET: {
+                if (avail < MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET) {
+                    return events;
+                }
+                mca_btl_tcp_target_t t;
+                mca_btl_tcp_target_unpack(p + MCA_BTL_TCP_FRAME_HDR, &t);
+                if (OPAL_SUCCESS != mca_btl_tcp_target_check(&f, &t, max_rdma, why, sizeof(why))) {
+                    protocol_error(ep, why);
+                    return events;
+                }
+                ep->rhead += MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET;
+                ++events;
+                if (MCA_BTL_TCP_FRAME_GET == f.type) {
+                    (void) mca_btl_tcp_serve_get(ep, f.id, &t);
+                    break;
+                }
+                ep->rput_id = f.id;
+                ep->rput_status = (uint16_t) mca_btl_tcp_accept_put(ep, &t);
+                ep->rdest_is_get = false;
+                ep->rleft = (size_t) t.length;
+                if (MCA_BTL_TCP_STATUS_OK == ep->rput_status) {
+                    ep->rstate = MCA_BTL_TCP_RECV_DATA;
+                    ep->rdest = (uint8_t *) (uintptr_t) t.address;
+                } else {
+                    ep->rstate = MCA_BTL_TCP_RECV_SINK;
+                    ep->rdest = NULL;
+                }
+                if (0 == ep->rleft) {
+                    data_done(ep);
+                }
+                break;
+            }
+            case MCA_BTL_TCP_FRAME_PUT_ACK:
+            case MCA_BTL_TCP_FRAME_GET_DATA: {
+                mca_btl_tcp_rdma_op_t *op = mca_btl_tcp_reply_match(ep, &f, why, sizeof(why));
+                if (NULL == op) {
+                    protocol_error(ep, why);
+                    return events;
+                }
+                ep->rhead += MCA_BTL_TCP_FRAME_HDR;
+                ++events;
+                if (MCA_BTL_TCP_FRAME_PUT_ACK == f.type || MCA_BTL_TCP_STATUS_OK != f.status) {
+                    mca_btl_tcp_rdma_complete(ep, op, f.status);
+                    break;
+                }
+                ep->rdest_is_get = true;
+                ep->rop = op;
+                ep->rdest = op->local_address;
+                ep->rleft = f.len;
+                ep->rstate = MCA_BTL_TCP_RECV_DATA;
+                if (0 == ep->rleft) {
+                    data_done(ep);
+                }
+                break;
+            }
+            case MCA_BTL_TCP_FRAME_BYE:
+                ep->rhead += MCA_BTL_TCP_FRAME_HDR;
+                ep->said_bye = true;
+                ++events;
+                break;
+        }
+    }
+    return events;
+}
+
+/* Reads into the buffer's free end (moving what is unread to the front
+ * first when the rest of a frame would not fit). Returns bytes read, 0
+ * when there is nothing now, -1 after the peer was found gone. */
+static ssize_t fill(mca_btl_tcp_endpoint_t *ep)
+{
+    if (ep->rhead == ep->rtail) {
+        ep->rhead = ep->rtail = 0;
+    } else if (ep->rbuf_size - ep->rtail < ep->rbuf_size / 4 || ep->rtail == ep->rbuf_size) {
+        memmove(ep->rbuf, ep->rbuf + ep->rhead, ep->rtail - ep->rhead);
+        ep->rtail -= ep->rhead;
+        ep->rhead = 0;
+    }
+    ssize_t n = recv(ep->poll.fd, ep->rbuf + ep->rtail, ep->rbuf_size - ep->rtail, MSG_DONTWAIT);
+    if (n > 0) {
+        ep->rtail += (size_t) n;
+        return n;
+    }
+    if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)) {
+        return 0;
+    }
+    char what[128];
+    if (0 == n) {
+        snprintf(what, sizeof(what), "its connection ended");
+    } else {
+        snprintf(what, sizeof(what), "reading from its connection failed: %s", strerror(errno));
+    }
+    mca_btl_tcp_peer_failed(ep, what);
+    return -1;
+}
+
+/* Moves a put's or get's data from the buffer, then from the socket,
+ * into its destination (or discards it). Returns bytes read from the
+ * socket, 0 when it has nothing now, -1 after the peer was found gone. */
+static ssize_t drain_data(mca_btl_tcp_endpoint_t *ep)
+{
+    size_t avail = ep->rtail - ep->rhead;
+    if (avail > 0) {
+        size_t take = avail < ep->rleft ? avail : ep->rleft;
+        if (MCA_BTL_TCP_RECV_DATA == ep->rstate) {
+            memcpy(ep->rdest, ep->rbuf + ep->rhead, take);
+            ep->rdest += take;
+        }
+        ep->rhead += take;
+        ep->rleft -= take;
+    }
+    ssize_t n = 0;
+    if (ep->rleft > 0) {
+        if (MCA_BTL_TCP_RECV_DATA == ep->rstate) {
+            n = recv(ep->poll.fd, ep->rdest, ep->rleft, MSG_DONTWAIT);
+        } else {
+            ep->rhead = ep->rtail = 0;
+            n = recv(ep->poll.fd, ep->rbuf, ep->rleft < ep->rbuf_size ? ep->rleft : ep->rbuf_size,
+                     MSG_DONTWAIT);
+        }
+        if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)) {
+            n = 0;
+        } else if (n <= 0) {
+            char what[128];
+            if (0 == n) {
+                snprintf(what, sizeof(what), "its connection ended in the middle of a transfer");
+            } else {
+                snprintf(what, sizeof(what), "reading from its connection failed: %s",
+                         strerror(errno));
+            }
+            mca_btl_tcp_peer_failed(ep, what);
+            return -1;
+        } else {
+            if (MCA_BTL_TCP_RECV_DATA == ep->rstate) {
+                ep->rdest += n;
+            }
+            ep->rleft -= (size_t) n;
+        }
+    }
+    if (0 == ep->rleft) {
+        data_done(ep);
+    }
+    return n;
+}
+
+int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
+{
+    if (ep->in_recv) {
+        return 0;
+    }
+    ep->in_recv = true;
+    int events = 0;
+    size_t budget = RECV_BUDGET;
+    while (MCA_BTL_TCP_EP_CONNECTED == ep->state) {
+        ssize_t n;
+        if (MCA_BTL_TCP_RECV_HDR != ep->rstate) {
+            n = drain_data(ep);
+        } else {
+            events += handle_frames(ep);
+            if (MCA_BTL_TCP_RECV_HDR != ep->rstate || MCA_BTL_TCP_EP_CONNECTED != ep->state) {
+                continue;
+            }
+            n = fill(ep);
+        }
+        if (n <= 0 || (size_t) n >= budget) {
+            break;
+        }
+        budget -= (size_t) n;
+    }
+    if (MCA_BTL_TCP_EP_CONNECTED == ep->state && MCA_BTL_TCP_RECV_HDR == ep->rstate) {
+        events += handle_frames(ep);
+    }
+    ep->in_recv = false;
+    return events;
+}
+
+/* ------------------------------------------------------------ progress */
+
+/* Passes between checks of connection and handshake deadlines. */
+#define TIMEOUT_CHECK_INTERVAL 1024
+
+int mca_btl_tcp_module_progress(mca_btl_tcp_module_t *module)
+{
+    struct epoll_event evs[16];
+    OPAL_THREAD_LOCK(&module->lock);
+    int events = 0;
+    int n = epoll_wait(module->epfd, evs, (int) (sizeof(evs) / sizeof(evs[0])), 0);
+    for (int i = 0; i < n; ++i) {
+        mca_btl_tcp_pollable_t *p = evs[i].data.ptr;
+        switch (p->kind) {
+            case MCA_BTL_TCP_POLL_LISTEN:
+                events += mca_btl_tcp_accept(module);
+                break;
+            case MCA_BTL_TCP_POLL_INCOMING:
+                events += mca_btl_tcp_incoming_ready(module, p);
+                break;
+            case MCA_BTL_TCP_POLL_ENDPOINT:
+                events += mca_btl_tcp_endpoint_ready((mca_btl_tcp_endpoint_t *) (void *) p,
+                                                     evs[i].events);
+                break;
+        }
+    }
+    if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
+        module->progress_calls = 0;
+        mca_btl_tcp_connect_timeouts(module);
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return events;
+}

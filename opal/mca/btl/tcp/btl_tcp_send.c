@@ -1,0 +1,440 @@
+/*
+ * btl/tcp's active messages: descriptors (alloc, prepare_src, free), send
+ * and sendi, written at once when the connection is up and nothing waits
+ * ahead, queued otherwise.
+ */
+#include "opal/opal_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "opal/mca/btl/tcp/btl_tcp.h"
+#include "opal/util/opal_error.h"
+
+/* A descriptor whose payload holds size bytes, its segment set to size. */
+static mca_btl_tcp_frag_t *frag_get(mca_btl_tcp_module_t *module, size_t size)
+{
+    /* Payloads have room for a frame header more than the limits (a
+     * sendi's unwritten rest, header included). */
+    opal_free_list_t *list = size <= module->super.btl_eager_limit + MCA_BTL_TCP_FRAME_HDR
+                                 ? &module->eager_frags
+                                 : &module->max_frags;
+    mca_btl_tcp_frag_t *frag = (mca_btl_tcp_frag_t *) opal_free_list_get(list);
+    if (NULL == frag) {
+        return NULL;
+    }
+    frag->list = list;
+    frag->segment.seg_addr = frag->base.super.ptr;
+    frag->segment.seg_len = size;
+    frag->base.des_segments = &frag->segment;
+    frag->base.des_segment_count = 1;
+    frag->base.des_cbfunc = NULL;
+    frag->base.des_cbdata = NULL;
+    frag->base.des_context = NULL;
+    frag->queued = false;
+    frag->endpoint = NULL;
+    return frag;
+}
+
+static void frag_release(mca_btl_tcp_frag_t *frag)
+{
+    opal_free_list_return(frag->list, &frag->base.super);
+}
+
+mca_btl_base_descriptor_t *mca_btl_tcp_alloc(mca_btl_base_module_t *btl,
+                                             struct mca_btl_base_endpoint_t *endpoint,
+                                             uint8_t order, size_t size, uint32_t flags)
+{
+    (void) endpoint;
+    (void) order;
+    mca_btl_tcp_module_t *module = mca_btl_tcp_module(btl);
+    if (size > btl->btl_max_send_size) {
+        return NULL;
+    }
+    mca_btl_tcp_frag_t *frag = frag_get(module, size);
+    if (NULL == frag) {
+        return NULL;
+    }
+    frag->base.des_flags = flags;
+    return &frag->base;
+}
+
+int mca_btl_tcp_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+    (void) btl;
+    frag_release((mca_btl_tcp_frag_t *) des);
+    return OPAL_SUCCESS;
+}
+
+mca_btl_base_descriptor_t *mca_btl_tcp_prepare_src(mca_btl_base_module_t *btl,
+                                                   struct mca_btl_base_endpoint_t *endpoint,
+                                                   const void *data, uint8_t order, size_t reserve,
+                                                   size_t *size, uint32_t flags)
+{
+    (void) endpoint;
+    (void) order;
+    mca_btl_tcp_module_t *module = mca_btl_tcp_module(btl);
+    if (reserve > btl->btl_max_send_size) {
+        return NULL;
+    }
+    if (*size > btl->btl_max_send_size - reserve) {
+        *size = btl->btl_max_send_size - reserve;
+    }
+    mca_btl_tcp_frag_t *frag = frag_get(module, reserve + *size);
+    if (NULL == frag) {
+        return NULL;
+    }
+    if (*size > 0) {
+        memcpy((char *) frag->segment.seg_addr + reserve, data, *size);
+    }
+    frag->base.des_flags = flags;
+    return &frag->base;
+}
+
+/* Writes out's pieces from the first one not yet written; returns the
+ * bytes written, 0 when the socket is full, or -1 with errno. */
+static ssize_t write_out(int fd, mca_btl_tcp_out_t *out)
+{
+    struct msghdr msg = {.msg_iov = out->iov + out->first,
+                         .msg_iovlen = (size_t) (out->iovcnt - out->first)};
+    ssize_t n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+        return EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno ? 0 : -1;
+    }
+    size_t left = (size_t) n;
+    while (out->first < out->iovcnt && left >= out->iov[out->first].iov_len) {
+        left -= out->iov[out->first].iov_len;
+        out->iov[out->first].iov_len = 0;
+        ++out->first;
+    }
+    if (left > 0) {
+        out->iov[out->first].iov_base = (char *) out->iov[out->first].iov_base + left;
+        out->iov[out->first].iov_len -= left;
+    }
+    return n;
+}
+
+static bool out_finished(const mca_btl_tcp_out_t *out)
+{
+    return out->first >= out->iovcnt;
+}
+
+int mca_btl_tcp_flush_queue(mca_btl_tcp_endpoint_t *ep)
+{
+    if (MCA_BTL_TCP_EP_CONNECTED != ep->state) {
+        return MCA_BTL_TCP_EP_GONE == ep->state ? OPAL_ERR_UNREACH : OPAL_SUCCESS;
+    }
+    mca_btl_tcp_out_t *out;
+    while (NULL != (out = ep->sendq.head)) {
+        ssize_t n = write_out(ep->poll.fd, out);
+        if (n < 0) {
+            char what[128];
+            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
+            mca_btl_tcp_peer_failed(ep, what);
+            return OPAL_ERR_UNREACH;
+        }
+        if (!out_finished(out)) {
+            mca_btl_tcp_want_out(ep, true);
+            return OPAL_SUCCESS;
+        }
+        ep->sendq.head = out->next;
+        if (NULL == ep->sendq.head) {
+            ep->sendq.tail = NULL;
+        }
+        mca_btl_tcp_out_done(ep, out);
+        if (MCA_BTL_TCP_EP_CONNECTED != ep->state) {
+            return OPAL_ERR_UNREACH;
+        }
+    }
+    ep->queued_bytes = 0;
+    mca_btl_tcp_want_out(ep, false);
+    return OPAL_SUCCESS;
+}
+
+static size_t out_bytes(const mca_btl_tcp_out_t *out)
+{
+    size_t n = 0;
+    for (int i = out->first; i < out->iovcnt; ++i) {
+        n += out->iov[i].iov_len;
+    }
+    return n;
+}
+
+void mca_btl_tcp_enqueue(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out)
+{
+    out->next = NULL;
+    out->first = 0;
+    if (NULL == ep->sendq.head && MCA_BTL_TCP_EP_CONNECTED == ep->state) {
+        ssize_t n = write_out(ep->poll.fd, out);
+        if (n >= 0 && out_finished(out)) {
+            mca_btl_tcp_out_done(ep, out);
+            return;
+        }
+        if (n < 0) {
+            ep->sendq.head = ep->sendq.tail = out;
+            char what[128];
+            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
+            mca_btl_tcp_peer_failed(ep, what);
+            return;
+        }
+    }
+    if (NULL == ep->sendq.tail) {
+        ep->sendq.head = out;
+    } else {
+        ep->sendq.tail->next = out;
+    }
+    ep->sendq.tail = out;
+    ep->queued_bytes += out_bytes(out);
+    if (MCA_BTL_TCP_EP_CONNECTED == ep->state) {
+        mca_btl_tcp_want_out(ep, true);
+    }
+}
+
+/* Fills out's header and pieces for an active message. */
+static void am_out(mca_btl_tcp_out_t *out, mca_btl_base_tag_t tag, const void *a, size_t alen,
+                   const void *b, size_t blen)
+{
+    mca_btl_tcp_frame_t f = {
+        .len = (uint32_t) (alen + blen), .type = MCA_BTL_TCP_FRAME_AM, .tag = tag};
+    mca_btl_tcp_frame_pack(&f, out->hdr);
+    out->iov[0].iov_base = out->hdr;
+    out->iov[0].iov_len = MCA_BTL_TCP_FRAME_HDR;
+    out->iovcnt = 1;
+    if (alen > 0) {
+        out->iov[out->iovcnt].iov_base = (void *) a;
+        out->iov[out->iovcnt++].iov_len = alen;
+    }
+    if (blen > 0) {
+        out->iov[out->iovcnt].iov_base = (void *) b;
+        out->iov[out->iovcnt++].iov_len = blen;
+    }
+}
+
+/* Whether a send to ep must be refused now: the peer is gone (UNREACH),
+ * or too much waits for it already (busy). */
+static int admit(mca_btl_tcp_endpoint_t *ep)
+{
+    if (MCA_BTL_TCP_EP_GONE == ep->state) {
+        return OPAL_ERR_UNREACH;
+    }
+    if (ep->queued_bytes > mca_btl_tcp_component.max_queued) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    if (MCA_BTL_TCP_EP_CLOSED == ep->state) {
+        return mca_btl_tcp_endpoint_connect(ep);
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_tcp_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
+{
+    mca_btl_tcp_module_t *module = mca_btl_tcp_module(btl);
+    mca_btl_tcp_frag_t *frag = (mca_btl_tcp_frag_t *) des;
+    OPAL_THREAD_LOCK(&module->lock);
+    int rc = admit(endpoint);
+    if (OPAL_SUCCESS != rc) {
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return rc;
+    }
+    frag->endpoint = endpoint;
+    frag->queued = true;
+    am_out(&frag->out, tag, frag->segment.seg_addr, frag->segment.seg_len, NULL, 0);
+    frag->out.kind = MCA_BTL_TCP_OUT_FRAG;
+    /* Written at once (and completed inside) or queued. */
+    bool immediate = NULL == endpoint->sendq.head && MCA_BTL_TCP_EP_CONNECTED == endpoint->state;
+    frag->queued = !immediate;
+    if (immediate) {
+        frag->out.next = NULL;
+        frag->out.first = 0;
+        ssize_t n = write_out(endpoint->poll.fd, &frag->out);
+        if (n >= 0 && out_finished(&frag->out)) {
+            /* Done now: 1, no callback (unless asked for), and the
+             * descriptor goes back when the module owns it. */
+            if (0 != (des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) &&
+                NULL != des->des_cbfunc) {
+                des->des_cbfunc(btl, endpoint, des, OPAL_SUCCESS);
+            }
+            if (0 != (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)) {
+                frag_release(frag);
+            }
+            OPAL_THREAD_UNLOCK(&module->lock);
+            return 1;
+        }
+        frag->queued = true;
+        if (n < 0) {
+            char what[128];
+            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
+            frag->queued = false;
+            mca_btl_tcp_peer_failed(endpoint, what);
+            OPAL_THREAD_UNLOCK(&module->lock);
+            return OPAL_ERR_UNREACH;
+        }
+        /* Part of it went: the rest waits at the head of the queue. */
+        endpoint->sendq.head = endpoint->sendq.tail = &frag->out;
+        endpoint->queued_bytes += out_bytes(&frag->out);
+        mca_btl_tcp_want_out(endpoint, true);
+    } else {
+        mca_btl_tcp_enqueue(endpoint, &frag->out);
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_tcp_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      const void *header, size_t header_size, const void *payload,
+                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t **descriptor)
+{
+    (void) order;
+    mca_btl_tcp_module_t *module = mca_btl_tcp_module(btl);
+    size_t total = header_size + payload_size;
+    if (NULL != descriptor) {
+        *descriptor = NULL;
+    }
+    if (total > btl->btl_eager_limit) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    OPAL_THREAD_LOCK(&module->lock);
+    int rc = admit(endpoint);
+    if (OPAL_SUCCESS != rc) {
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return OPAL_ERR_UNREACH == rc ? rc : OPAL_ERR_RESOURCE_BUSY;
+    }
+    if (NULL == endpoint->sendq.head && MCA_BTL_TCP_EP_CONNECTED == endpoint->state) {
+        /* The common case: straight from the caller's bytes. */
+        mca_btl_tcp_out_t out;
+        am_out(&out, tag, header, header_size, payload, payload_size);
+        out.first = 0;
+        ssize_t n = write_out(endpoint->poll.fd, &out);
+        if (n >= 0 && out_finished(&out)) {
+            OPAL_THREAD_UNLOCK(&module->lock);
+            return OPAL_SUCCESS;
+        }
+        if (n < 0) {
+            char what[128];
+            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
+            mca_btl_tcp_peer_failed(endpoint, what);
+            OPAL_THREAD_UNLOCK(&module->lock);
+            return OPAL_ERR_UNREACH;
+        }
+        if (n > 0) {
+            /* Part of the frame is on the wire: the rest must follow
+             * before anything else, so it is copied and queued now. */
+            mca_btl_tcp_frag_t *frag = frag_get(module, out_bytes(&out));
+            if (NULL == frag) {
+                /* Nothing to copy into: the socket is full, so wait for
+                 * it to take the rest of this frame. */
+                while (!out_finished(&out)) {
+                    n = write_out(endpoint->poll.fd, &out);
+                    if (n < 0) {
+                        mca_btl_tcp_peer_failed(endpoint, "writing to its connection failed");
+                        OPAL_THREAD_UNLOCK(&module->lock);
+                        return OPAL_ERR_UNREACH;
+                    }
+                }
+                OPAL_THREAD_UNLOCK(&module->lock);
+                return OPAL_SUCCESS;
+            }
+            size_t left = 0;
+            uint8_t *dst = frag->base.super.ptr;
+            for (int i = out.first; i < out.iovcnt; ++i) {
+                memcpy(dst + left, out.iov[i].iov_base, out.iov[i].iov_len);
+                left += out.iov[i].iov_len;
+            }
+            frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+            frag->endpoint = endpoint;
+            frag->queued = true;
+            frag->out.kind = MCA_BTL_TCP_OUT_FRAG;
+            frag->out.iov[0].iov_base = dst;
+            frag->out.iov[0].iov_len = left;
+            frag->out.iovcnt = 1;
+            frag->out.first = 0;
+            frag->out.next = NULL;
+            endpoint->sendq.head = endpoint->sendq.tail = &frag->out;
+            endpoint->queued_bytes += left;
+            mca_btl_tcp_want_out(endpoint, true);
+            OPAL_THREAD_UNLOCK(&module->lock);
+            return OPAL_SUCCESS;
+        }
+    }
+    /* Behind others, or no connection yet: copied into a descriptor and
+     * queued (the caller's bytes are free when this returns). */
+    mca_btl_tcp_frag_t *frag = frag_get(module, total);
+    if (NULL == frag) {
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    if (header_size > 0) {
+        memcpy(frag->segment.seg_addr, header, header_size);
+    }
+    if (payload_size > 0) {
+        memcpy((char *) frag->segment.seg_addr + header_size, payload, payload_size);
+    }
+    frag->base.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    frag->base.des_flags &= ~(uint32_t) MCA_BTL_DES_SEND_ALWAYS_CALLBACK;
+    frag->endpoint = endpoint;
+    frag->queued = true;
+    am_out(&frag->out, tag, frag->segment.seg_addr, total, NULL, 0);
+    frag->out.kind = MCA_BTL_TCP_OUT_FRAG;
+    mca_btl_tcp_enqueue(endpoint, &frag->out);
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_tcp_out_done(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out)
+{
+    mca_btl_tcp_module_t *module = ep->module;
+    switch (out->kind) {
+        case MCA_BTL_TCP_OUT_FRAG: {
+            mca_btl_tcp_frag_t *frag = MCA_BTL_TCP_CONTAINER(out, mca_btl_tcp_frag_t, out);
+            frag->queued = false;
+            if (NULL != frag->base.des_cbfunc) {
+                frag->base.des_cbfunc(&module->super, ep, &frag->base, OPAL_SUCCESS);
+            }
+            if (0 != (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)) {
+                frag_release(frag);
+            }
+            break;
+        }
+        case MCA_BTL_TCP_OUT_RDMA:
+            /* The request is out; the operation completes on its reply. */
+            break;
+        case MCA_BTL_TCP_OUT_REPLY:
+        case MCA_BTL_TCP_OUT_CTRL: {
+            mca_btl_tcp_reply_t *reply = MCA_BTL_TCP_CONTAINER(out, mca_btl_tcp_reply_t, out);
+            opal_free_list_return(&module->replies, &reply->super);
+            break;
+        }
+    }
+}
+
+void mca_btl_tcp_out_abandon(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out, int status)
+{
+    mca_btl_tcp_module_t *module = ep->module;
+    switch (out->kind) {
+        case MCA_BTL_TCP_OUT_FRAG: {
+            mca_btl_tcp_frag_t *frag = MCA_BTL_TCP_CONTAINER(out, mca_btl_tcp_frag_t, out);
+            frag->queued = false;
+            if (NULL != frag->base.des_cbfunc) {
+                frag->base.des_cbfunc(&module->super, ep, &frag->base, status);
+            }
+            if (0 != (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)) {
+                frag_release(frag);
+            }
+            break;
+        }
+        case MCA_BTL_TCP_OUT_RDMA:
+            /* On the waiting list too: completed from there. */
+            break;
+        case MCA_BTL_TCP_OUT_REPLY:
+        case MCA_BTL_TCP_OUT_CTRL: {
+            mca_btl_tcp_reply_t *reply = MCA_BTL_TCP_CONTAINER(out, mca_btl_tcp_reply_t, out);
+            opal_free_list_return(&module->replies, &reply->super);
+            break;
+        }
+    }
+}
