@@ -11,14 +11,17 @@
 #                        contrib/perf/compare-mercury.sh builds Mercury into,
 #                        ${XDG_CACHE_HOME:-~/.cache}/opal-mca/mercury-2.4.1/build)
 #   --tests LIST         rate, bw (default "rate bw")
-#   --transports LIST    shm, sm, btl, tcp (default "shm btl tcp"): Mercury
+#   --transports LIST    shm, sm, btl, tcp, btltcp (default "shm btl tcp btltcp"): Mercury
 #                        ofi+shm against our ofi+shm (the same transport);
 #                        sm: Mercury's own na+sm against our ofi+shm; btl:
 #                        Mercury's na+sm against our na/btl over btl/sm (both
 #                        shared memory written by the project itself; ours
 #                        runs as a 2-rank mcarun job bound to cores 0 and 1,
 #                        its blocking mode with btl_sm_blocking so that it
-#                        sleeps as Mercury's does); ofi+tcp against ofi+tcp
+#                        sleeps as Mercury's does); tcp: Mercury's ofi+tcp
+#                        against our ofi+tcp; btltcp: Mercury's ofi+tcp
+#                        against our na/btl over btl/tcp (our own sockets;
+#                        server and client started separately)
 #   --windows LIST       requests in flight (default "1 16")
 #   --modes LIST         busy, blocking (default "busy blocking")
 #   --rounds N           rounds (default 5), each runs Mercury then ours
@@ -44,7 +47,7 @@ mercury_build=${XDG_CACHE_HOME:-$HOME/.cache}/opal-mca/mercury-2.4.1/build
 tests="rate bw"
 bw_sizes="64k,256k,1m,4m"
 bw_iterations=100
-transports="shm btl tcp"
+transports="shm btl tcp btltcp"
 windows="1 16"
 modes="busy blocking"
 rounds=5
@@ -100,7 +103,7 @@ trap cleanup EXIT
 # Runs Mercury's pair once; prints the rate (RPC/s) or nothing.
 mercury_rate() { # transport window mode
     local na proto busy=""
-    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp) na=ofi; proto=tcp ;; esac
+    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | btltcp) na=ofi; proto=tcp ;; esac
     [ "$3" = busy ] && busy=-b
     (cd "$work" && rm -f port.cfg &&
         { taskset -c 0 timeout 120 "$mbin/hg_perf_server" -c $na -p $proto $busy >server.log 2>&1 &
@@ -114,8 +117,9 @@ mercury_rate() { # transport window mode
 }
 
 ours_rate() { # transport window mode
-    local info blocking=""
-    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;; esac
+    local info blocking="" mca=()
+    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;;
+        btltcp) info=btl; mca=(--mca btl self,tcp) ;; esac
     [ "$3" = blocking ] && blocking=--blocking
     if [ btl = "$1" ]; then
         local sleep=0
@@ -127,10 +131,10 @@ ours_rate() { # transport window mode
     fi
     rm -f "$work/uri"
     taskset -c 0 timeout 120 "$opal_perf" rpc-server --na $info --uri-file "$work/uri" $blocking \
-        >"$work/oserver.log" 2>&1 &
+        "${mca[@]}" >"$work/oserver.log" 2>&1 &
     spid=$!
     taskset -c 1 timeout 120 "$opal_perf" rpc-rate --na $info --uri-file "$work/uri" $blocking \
-        --window "$2" --sizes "$size" -i "$iterations" 2>/dev/null |
+        "${mca[@]}" --window "$2" --sizes "$size" -i "$iterations" 2>/dev/null |
         awk -v s="$size" '$1 == s { print $2; exit }'
     wait "$spid" 2>/dev/null
     spid=""
@@ -146,7 +150,7 @@ bw_max=$(echo "$bw_bytes" | sort -n | tail -n 1)
 # Mercury's hg_bw_read or hg_bw_write once: its "size MB/s" rows.
 mercury_bw() { # transport tool
     local na proto
-    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp) na=ofi; proto=tcp ;; esac
+    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | btltcp) na=ofi; proto=tcp ;; esac
     (cd "$work" && rm -f port.cfg &&
         { taskset -c 0 timeout 300 "$mbin/hg_perf_server" -c $na -p $proto -b >server.log 2>&1 &
           echo $! >server.pid; } &&
@@ -160,8 +164,9 @@ mercury_bw() { # transport tool
 
 # opal_perf rpc-bw once: its "size read write" rows.
 ours_bw() { # transport
-    local info
-    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;; esac
+    local info mca=()
+    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;;
+        btltcp) info=btl; mca=(--mca btl self,tcp) ;; esac
     if [ btl = "$1" ]; then
         taskset -c 0,1 timeout 300 "$mcarun" -np 2 --bind-to core "$opal_perf" rpc-bw --na btl \
             --sizes "$bw_sizes" -W 64 -i "$bw_iterations" 2>/dev/null | awk '/^[0-9]/ { print $1, $2, $3 }'
@@ -169,9 +174,9 @@ ours_bw() { # transport
     fi
     rm -f "$work/uri"
     taskset -c 0 timeout 300 "$opal_perf" rpc-server --na $info --uri-file "$work/uri" \
-        >"$work/oserver.log" 2>&1 &
+        "${mca[@]}" >"$work/oserver.log" 2>&1 &
     spid=$!
-    taskset -c 1 timeout 300 "$opal_perf" rpc-bw --na $info --uri-file "$work/uri" \
+    taskset -c 1 timeout 300 "$opal_perf" rpc-bw --na $info --uri-file "$work/uri" "${mca[@]}" \
         --sizes "$bw_sizes" -W 64 -i "$bw_iterations" 2>/dev/null | awk '/^[0-9]/ { print $1, $2, $3 }'
     wait "$spid" 2>/dev/null
     spid=""

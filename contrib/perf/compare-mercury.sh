@@ -12,9 +12,10 @@
 #   --mercury-build DIR  a Mercury build tree to use as it is (its bin/)
 #   --cache DIR          where Mercury is built (default
 #                        ${XDG_CACHE_HOME:-~/.cache}/opal-mca/mercury-2.4.1)
-#   --transports LIST    sm, tcp or both (default "sm tcp"): Mercury na+sm
-#                        against na/btl over btl/sm, Mercury ofi+tcp against
-#                        na/ofi ofi+tcp
+#   --transports LIST    sm, tcp, btltcp (default "sm tcp btltcp"): Mercury
+#                        na+sm against na/btl over btl/sm, Mercury ofi+tcp
+#                        against na/ofi ofi+tcp, and Mercury ofi+tcp against
+#                        na/btl over btl/tcp (our own sockets)
 #   --tests LIST         lat, get, bulk, push (default "lat get bulk push")
 #   --rounds N           rounds (default 5), each runs Mercury then ours
 #   --lat-sizes LIST     latency sizes (default 8,64,512)
@@ -44,7 +45,7 @@ top=$(cd "$here/../.." && pwd)
 mercury_src=$top/../shared/peers/mercury-2.4.1.tar.gz
 mercury_build=""
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/opal-mca/mercury-2.4.1
-transports="sm tcp"
+transports="sm tcp btltcp"
 tests="lat get bulk push"
 rounds=5
 lat_sizes="8,64,512"
@@ -73,7 +74,7 @@ for n in "$rounds" "$iterations"; do
     case "$n" in '' | *[!0-9]* | 0) echo "compare-mercury.sh: --rounds / --iterations need a positive number" >&2; exit 2 ;; esac
 done
 for t in $transports; do
-    case "$t" in sm | tcp) ;; *) echo "compare-mercury.sh: transport '$t' is not sm or tcp" >&2; exit 2 ;; esac
+    case "$t" in sm | tcp | btltcp) ;; *) echo "compare-mercury.sh: transport '$t' is not sm, tcp or btltcp" >&2; exit 2 ;; esac
 done
 for t in $tests; do
     case "$t" in lat | get | bulk | push) ;; *) echo "compare-mercury.sh: test '$t' is not lat, get, bulk or push" >&2; exit 2 ;; esac
@@ -195,12 +196,16 @@ merc_pair() {
 # ours_pair SUBCOMMAND NA CLIENT-ARGS...: opal_perf server + client started
 # alone, the URI through a file.
 ours_pair() {
-    local sub=$1 na=$2
+    local sub=$1 tr=$2 na
     shift 2
+    na=$(ours_na "$tr")
     local dir
     dir=$(mktemp -d "$work/o.XXXXXX")
     local mca=()
-    [ "$na" = btl ] && mca=(--mca btl self,sm)
+    case "$tr" in
+        sm) mca=(--mca btl self,sm) ;;
+        btltcp) mca=(--mca btl self,tcp) ;;
+    esac
     taskset -c 0 timeout 600 "$opal_perf" server --na "$na" --uri-file "$dir/uri" \
         --max-size "$max_bw" "${mca[@]}" >"$dir/server.log" 2>&1 &
     spid=$!
@@ -220,10 +225,10 @@ ours_pair() {
 }
 
 merc_args() { # the transport's Mercury options
-    case "$1" in sm) echo "-c na -p sm" ;; tcp) echo "-c ofi -p tcp" ;; esac
+    case "$1" in sm) echo "-c na -p sm" ;; tcp | btltcp) echo "-c ofi -p tcp" ;; esac
 }
 ours_na() {
-    case "$1" in sm) echo btl ;; tcp) echo ofi+tcp ;; esac
+    case "$1" in sm | btltcp) echo btl ;; tcp) echo ofi+tcp ;; esac
 }
 
 echo "== compare-mercury: opal-mca na / bulk against Mercury 2.4.1's perf tools"
@@ -240,14 +245,14 @@ for round in $(seq 1 "$rounds"); do
                 lat)
                     merc_pair na_perf_server na_lat -l "$iterations" -- $(merc_args "$tr") -b \
                         >>"$work/lat.$tr.mercury" || true
-                    ours_pair na-lat "$(ours_na "$tr")" --sizes "$lat_sizes" \
+                    ours_pair na-lat "$tr" --sizes "$lat_sizes" \
                         --iterations "$iterations" >>"$work/lat.$tr.ours" || true
                     ;;
                 get)
                     merc_pair na_perf_server na_bw_get -l "$bw_iterations" -w 64 -M \
                         -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b \
                         >>"$work/get.$tr.mercury" || true
-                    ours_pair na-get "$(ours_na "$tr")" --sizes "$bw_sizes" --window 64 \
+                    ours_pair na-get "$tr" --sizes "$bw_sizes" --window 64 \
                         --iterations "$bw_iterations" >>"$work/get.$tr.ours" || true
                     ;;
                 bulk | push)
@@ -256,7 +261,7 @@ for round in $(seq 1 "$rounds"); do
                     merc_pair hg_perf_server hg_bw_read -l "$bw_iterations" -w 64 -M \
                         -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b \
                         >>"$work/$t.$tr.mercury" || true
-                    ours_pair "bulk-$([ bulk = "$t" ] && echo pull || echo push)" "$(ours_na "$tr")" \
+                    ours_pair "bulk-$([ bulk = "$t" ] && echo pull || echo push)" "$tr" \
                         --sizes "$bw_sizes" --window 64 --iterations "$bw_iterations" \
                         >>"$work/$t.$tr.ours" || true
                     ;;

@@ -162,6 +162,9 @@ typedef struct mca_btl_base_endpoint_t {
     int addr_index;
     mca_btl_tcp_ep_state_t state;
     bool added;
+    /* The module's endpoints, newest first (a standalone job's ranks are
+     * pids: walking the rank table would cost millions of steps). */
+    struct mca_btl_base_endpoint_t *next_ep;
     /* The peer said BYE: its end of the connection is no failure. */
     bool said_bye;
     /* Watched for EPOLLOUT (something queued the socket did not take). */
@@ -217,6 +220,7 @@ typedef struct mca_btl_tcp_module_t {
     /* Indexed by rank; created by add_procs, a first send or an accepted
      * connection. */
     mca_btl_tcp_endpoint_t **endpoints;
+    mca_btl_tcp_endpoint_t *ep_list;
 
     mca_btl_tcp_pollable_t listen;
     uint16_t port;

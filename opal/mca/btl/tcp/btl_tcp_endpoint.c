@@ -123,6 +123,8 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
     ep->next_id = 1;
     OBJ_CONSTRUCT(&ep->waiting, opal_list_t);
     module->endpoints[rank] = ep;
+    ep->next_ep = module->ep_list;
+    module->ep_list = ep;
     return ep;
 }
 
@@ -547,9 +549,8 @@ void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module)
             incoming_drop(module, in, "no handshake in time");
         }
     }
-    for (uint32_t r = 0; r < module->job_size; ++r) {
-        mca_btl_tcp_endpoint_t *ep = module->endpoints[r];
-        if (NULL == ep || now < ep->connect_deadline_ns ||
+    for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
+        if (now < ep->connect_deadline_ns ||
             (MCA_BTL_TCP_EP_CONNECTING != ep->state && MCA_BTL_TCP_EP_HELLO_SENT != ep->state &&
              MCA_BTL_TCP_EP_WAITING != ep->state)) {
             continue;
@@ -608,11 +609,9 @@ void mca_btl_tcp_endpoints_release(mca_btl_tcp_module_t *module)
     OPAL_LIST_FOREACH_SAFE (in, next, &module->incoming, incoming_t) {
         incoming_drop(module, in, NULL);
     }
-    for (uint32_t r = 0; r < module->job_size; ++r) {
-        mca_btl_tcp_endpoint_t *ep = module->endpoints[r];
-        if (NULL == ep) {
-            continue;
-        }
+    mca_btl_tcp_endpoint_t *ep, *next_ep;
+    for (ep = module->ep_list; NULL != ep; ep = next_ep) {
+        next_ep = ep->next_ep;
         /* Whatever did not go out is called back with a timeout, so that
          * its owner gets its memory back. */
         ep->said_bye = true;
@@ -637,8 +636,9 @@ void mca_btl_tcp_endpoints_release(mca_btl_tcp_module_t *module)
         }
         OBJ_DESTRUCT(&ep->waiting);
         OBJ_RELEASE(ep->proc);
+        module->endpoints[ep->rank] = NULL;
         free(ep->rbuf);
         free(ep);
-        module->endpoints[r] = NULL;
     }
+    module->ep_list = NULL;
 }

@@ -455,9 +455,8 @@ int mca_btl_tcp_flush(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
 /* Whether something is still queued to a live peer. */
 static bool quiescing(mca_btl_tcp_module_t *module)
 {
-    for (uint32_t r = 0; NULL != module->endpoints && r < module->job_size; ++r) {
-        mca_btl_tcp_endpoint_t *ep = module->endpoints[r];
-        if (NULL != ep && MCA_BTL_TCP_EP_GONE != ep->state && NULL != ep->sendq.head) {
+    for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
+        if (MCA_BTL_TCP_EP_GONE != ep->state && NULL != ep->sendq.head) {
             return true;
         }
     }
@@ -474,9 +473,8 @@ static void quiesce(mca_btl_tcp_module_t *module)
         return;
     }
     OPAL_THREAD_LOCK(&module->lock);
-    for (uint32_t r = 0; r < module->job_size; ++r) {
-        mca_btl_tcp_endpoint_t *ep = module->endpoints[r];
-        if (NULL == ep || MCA_BTL_TCP_EP_CONNECTED != ep->state) {
+    for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
+        if (MCA_BTL_TCP_EP_CONNECTED != ep->state) {
             continue;
         }
         mca_btl_tcp_reply_t *bye = (mca_btl_tcp_reply_t *) opal_free_list_get(&module->replies);
