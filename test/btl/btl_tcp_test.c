@@ -3,8 +3,10 @@
  * size, tag, order, the sendi busy path, put / get, eight ranks all to
  * all (every pair connecting at once, so the simultaneous-connect race is
  * run on every pair) and a killed peer, over `--mca btl self,tcp`, with
- * tcp carrying every message between two ranks; and that tcp stands
- * aside on one node unless the selection names it.
+ * tcp carrying every message between two ranks; that tcp stands aside
+ * on one node unless the selection names it; and, through its own rank
+ * program (test/btl/btl_tcp_rank.c), that a peer breaking the protocol is
+ * dropped with the reason and forged put / get handles are refused.
  */
 #include "opal/opal_config.h"
 
@@ -64,11 +66,92 @@ START_TEST(tcp_with_small_socket_buffers_still_moves_everything)
 }
 END_TEST
 
+/* Runs `mcarun -np 2 --mca btl self,tcp btl_tcp_rank args...` and checks
+ * that both ranks passed, and that the output holds expect (or NULL). */
+static void tcp_rank(const char *const *args, const char *expect)
+{
+    char prog[4096];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
+    const char *argv[32] = {"-np", "2", "--timeout", "90", "--mca", "btl", "self,tcp"};
+    int n = 7;
+    argv[n++] = prog;
+    for (int i = 0; NULL != args[i] && n < 31; ++i) {
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
+    mcarun_run_t run;
+    mcarun_test_mcarun(&run, NULL, argv);
+    char ok0[64], ok1[64];
+    snprintf(ok0, sizeof(ok0), "rank 0: %s ok\n", args[0]);
+    snprintf(ok1, sizeof(ok1), "rank 1: %s ok\n", args[0]);
+    bool ok = 0 == run.status && !btl_suite_has(run.out, "FAILED") && btl_suite_has(run.out, ok0) &&
+              btl_suite_has(run.out, ok1) &&
+              (NULL == expect || btl_suite_has(run.out, expect) || btl_suite_has(run.err, expect));
+    /* A dropped peer is reported by rank 0's error callback, naming it. */
+    if (ok && 0 == strcmp(args[0], "intruder") && 0 != strcmp(args[1], "other-job")) {
+        ok = btl_suite_has(run.out, "rank 0: dropped rank 1: btl/tcp: rank 1 (on ");
+    }
+    if (!ok) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl_tcp_rank %s did not pass (mcarun exited %d; expected '%s')", args[0],
+                     run.status, NULL != expect ? expect : "");
+    }
+    mcarun_test_run_free(&run);
+}
+
+START_TEST(a_frame_of_unknown_type_drops_the_peer_with_the_reason)
+{
+    const char *args[] = {"intruder", "type", NULL};
+    tcp_rank(args, "failed: it sent a malformed frame: a frame of unknown type 99");
+}
+END_TEST
+
+START_TEST(an_oversized_message_drops_the_peer_before_anything_is_read)
+{
+    const char *args[] = {"intruder", "am-size", NULL};
+    tcp_rank(args, "it sent a malformed frame: a message of 2147483647 bytes (at most 262144)");
+}
+END_TEST
+
+START_TEST(a_reply_to_no_request_drops_the_peer)
+{
+    const char *args[] = {"intruder", "reply", NULL};
+    tcp_rank(args, "it sent a malformed frame: a put reply (id 42) to no request");
+}
+END_TEST
+
+START_TEST(a_status_where_none_belongs_drops_the_peer)
+{
+    const char *args[] = {"intruder", "status", NULL};
+    tcp_rank(args, "it sent a malformed frame: a frame of type 1 with status 1");
+}
+END_TEST
+
+START_TEST(a_handshake_from_another_job_is_refused_and_said_once)
+{
+    const char *args[] = {"intruder", "other-job", NULL};
+    tcp_rank(args, "btl/tcp: a process of another job");
+}
+END_TEST
+
+START_TEST(forged_handles_are_refused_by_the_owner)
+{
+    const char *args[] = {"forged", NULL};
+    tcp_rank(args, "rank 1: forged handles refused: key, bounds, access");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = btl_suite_create(&tcp_suite);
     OPAL_TEST_ADD(s, tcp_stands_aside_on_one_node_unless_named);
     OPAL_TEST_ADD(s, tcp_with_sm_named_too_leaves_the_node_to_sm);
     OPAL_TEST_ADD(s, tcp_with_small_socket_buffers_still_moves_everything);
+    OPAL_TEST_ADD(s, a_frame_of_unknown_type_drops_the_peer_with_the_reason);
+    OPAL_TEST_ADD(s, an_oversized_message_drops_the_peer_before_anything_is_read);
+    OPAL_TEST_ADD(s, a_reply_to_no_request_drops_the_peer);
+    OPAL_TEST_ADD(s, a_status_where_none_belongs_drops_the_peer);
+    OPAL_TEST_ADD(s, a_handshake_from_another_job_is_refused_and_said_once);
+    OPAL_TEST_ADD(s, forged_handles_are_refused_by_the_owner);
     return btl_suite_main(s);
 }

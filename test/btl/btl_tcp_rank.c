@@ -1,0 +1,423 @@
+/*
+ * The rank program of btl/tcp's own cases (test/btl/btl_tcp_test.c), run
+ * under mcarun with `--mca btl self,tcp`, np 2:
+ *
+ *   btl_tcp_rank intruder KIND   rank 1 opens a raw socket to rank 0's
+ *                                btl/tcp port and breaks the protocol
+ *                                (KIND below); rank 0 must drop rank 1
+ *                                with the reason, or refuse the stranger
+ *   btl_tcp_rank forged          rank 1 gets and puts with handles it
+ *                                altered; rank 0 refuses each, and rank
+ *                                1's operations complete with the error
+ *
+ * KIND: type (a frame of unknown type), am-size (a message over the
+ * limit), reply (a put acknowledgement to no request), status (an active
+ * message with a status), other-job (a handshake from another job).
+ *
+ * Rank 0 prints "rank 0: dropped rank 1: <info>" from its error callback;
+ * each rank prints "rank R: <case> ok" at the end. Synchronisation is the
+ * runtime's fence, never btl traffic the case may have broken.
+ */
+#include "opal/opal_config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "opal/mca/btl/base/base.h"
+#include "opal/mca/btl/base/btl_base_mux.h"
+#include "opal/mca/btl/tcp/btl_tcp_wire.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/runtime/opal_rte.h"
+#include "opal/util/opal_error.h"
+#include "opal/util/opal_timer.h"
+#include "orte/runtime/orte_init.h"
+
+#define TAG_HANDLE 0xf0 /* rank 0's region: address, handle */
+#define TAG_DONE   0xf1
+
+static uint32_t my_rank;
+static bool failed_peer[2];
+static char failed_info[512];
+static bool done_received;
+static uint8_t handle_msg[256];
+static size_t handle_len;
+static uint64_t deadline_ns;
+static bool broken;
+
+static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    printf("rank %u: ", my_rank);
+    vprintf(format, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+}
+
+static void fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *format, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(text, sizeof(text), format, ap);
+    va_end(ap);
+    say("FAILED: %s", text);
+    broken = true;
+}
+
+static void error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const opal_proc_t *errproc,
+                     const char *info)
+{
+    (void) btl;
+    (void) flags;
+    if (NULL != errproc && errproc->proc_name.vpid < 2 && !failed_peer[errproc->proc_name.vpid]) {
+        failed_peer[errproc->proc_name.vpid] = true;
+        snprintf(failed_info, sizeof(failed_info), "%s", NULL != info ? info : "");
+        say("dropped rank %u: %s", errproc->proc_name.vpid, failed_info);
+    }
+}
+
+static void am_cb(struct mca_btl_base_module_t *btl, const mca_btl_base_receive_descriptor_t *desc)
+{
+    (void) btl;
+    if (TAG_DONE == desc->tag) {
+        done_received = true;
+    } else if (TAG_HANDLE == desc->tag && desc->des_segments[0].seg_len <= sizeof(handle_msg)) {
+        handle_len = desc->des_segments[0].seg_len;
+        memcpy(handle_msg, desc->des_segments[0].seg_addr, handle_len);
+    }
+}
+
+/* Progresses until *flag or the deadline. */
+static bool wait_for(const bool *flag, const char *what)
+{
+    while (!*flag) {
+        if (opal_timer_ns() > deadline_ns) {
+            fail("timed out waiting for %s", what);
+            return false;
+        }
+        (void) opal_progress();
+    }
+    return true;
+}
+
+static bool wait_size(const size_t *value, const char *what)
+{
+    while (0 == *value) {
+        if (opal_timer_ns() > deadline_ns) {
+            fail("timed out waiting for %s", what);
+            return false;
+        }
+        (void) opal_progress();
+    }
+    return true;
+}
+
+static mca_btl_base_mux_entry_t *route(uint32_t rank)
+{
+    mca_btl_base_peer_t *peer = mca_btl_base_peer_get(rank);
+    return NULL != peer && peer->rdma_count > 0 ? &peer->rdma[0] : NULL;
+}
+
+static bool send_am(uint32_t rank, mca_btl_base_tag_t tag, const void *data, size_t size)
+{
+    mca_btl_base_mux_entry_t *e = route(rank);
+    if (NULL == e) {
+        fail("no module reaches rank %u", rank);
+        return false;
+    }
+    for (;;) {
+        int rc = e->btl->btl_sendi(e->btl, e->endpoint, data, size, NULL, 0, MCA_BTL_NO_ORDER, 0,
+                                   tag, NULL);
+        if (OPAL_SUCCESS == rc) {
+            return true;
+        }
+        if (OPAL_ERR_RESOURCE_BUSY != rc || opal_timer_ns() > deadline_ns) {
+            fail("sending to rank %u: %s", rank, opal_strerror(rc));
+            return false;
+        }
+        (void) opal_progress();
+    }
+}
+
+/* ------------------------------------------------------------ intruder */
+
+static int connect_to_rank0(void)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    mca_btl_tcp_addr_t addr;
+    char why[160];
+    if (OPAL_SUCCESS != opal_modex_recv(0, MCA_BTL_TCP_MODEX_KEY, &blob, &size, -1) ||
+        OPAL_SUCCESS != mca_btl_tcp_addr_unpack(blob, size, &addr, why, sizeof(why)) ||
+        0 == addr.count) {
+        free(blob);
+        fail("rank 0 published no usable tcp address");
+        return -1;
+    }
+    free(blob);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(addr.port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || 0 != connect(fd, (struct sockaddr *) &sa, sizeof(sa))) {
+        fail("cannot connect to rank 0's port %u: %s", addr.port, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return -1;
+    }
+    struct timeval tv = {.tv_sec = 20};
+    (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+}
+
+static bool write_all(int fd, const void *buf, size_t size)
+{
+    return send(fd, buf, size, MSG_NOSIGNAL) == (ssize_t) size;
+}
+
+/* Rank 1's side: breaks the protocol as kind says, then waits for rank 0
+ * to close the connection. */
+static void intrude(const char *kind)
+{
+    const opal_proc_job_info_t *job = opal_proc_job_info();
+    int fd = connect_to_rank0();
+    if (fd < 0) {
+        return;
+    }
+    bool other_job = 0 == strcmp(kind, "other-job");
+    uint8_t hello[MCA_BTL_TCP_HELLO_SIZE];
+    mca_btl_tcp_hello_t h = {.kind = MCA_BTL_TCP_HELLO,
+                             .jobid = job->my_name.jobid + (other_job ? 1 : 0),
+                             .rank = my_rank};
+    mca_btl_tcp_hello_pack(&h, hello);
+    if (!write_all(fd, hello, sizeof(hello))) {
+        fail("cannot send the handshake");
+        close(fd);
+        return;
+    }
+    uint8_t answer[MCA_BTL_TCP_HELLO_SIZE];
+    ssize_t n = recv(fd, answer, sizeof(answer), MSG_WAITALL);
+    if (other_job) {
+        if (0 != n) {
+            fail("a handshake from another job was answered (%zd bytes) instead of closed", n);
+        }
+        close(fd);
+        return;
+    }
+    mca_btl_tcp_hello_t a;
+    if (n != (ssize_t) sizeof(answer) ||
+        OPAL_SUCCESS != mca_btl_tcp_hello_unpack(answer, &a, NULL, 0) ||
+        MCA_BTL_TCP_ACCEPT != a.kind) {
+        fail("rank 0 did not accept the connection (%zd bytes)", n);
+        close(fd);
+        return;
+    }
+    mca_btl_tcp_frame_t f = {.type = MCA_BTL_TCP_FRAME_AM, .tag = 0x80};
+    if (0 == strcmp(kind, "type")) {
+        f.type = 99;
+    } else if (0 == strcmp(kind, "am-size")) {
+        f.len = 0x7fffffff;
+    } else if (0 == strcmp(kind, "reply")) {
+        f.type = MCA_BTL_TCP_FRAME_PUT_ACK;
+        f.tag = 0;
+        f.id = 42;
+    } else if (0 == strcmp(kind, "status")) {
+        f.status = 1;
+    }
+    uint8_t hdr[MCA_BTL_TCP_FRAME_HDR];
+    mca_btl_tcp_frame_pack(&f, hdr);
+    if (!write_all(fd, hdr, sizeof(hdr))) {
+        fail("cannot send the frame");
+    }
+    /* Rank 0 closes the connection once it has read the frame. */
+    char byte;
+    n = recv(fd, &byte, 1, 0);
+    if (0 != n) {
+        fail("rank 0 kept the connection after the malformed frame (recv: %zd)", n);
+    }
+    close(fd);
+}
+
+static bool run_intruder(const char *kind)
+{
+    if (1 == my_rank) {
+        intrude(kind);
+        /* Over btl/tcp proper (a new connection): rank 0 may stop. With a
+         * dropped peer that connection is refused, so the fence says it. */
+        if (0 == strcmp(kind, "other-job")) {
+            /* Answered once it arrived: this rank progresses until then
+             * (its connection is made by its own progress). */
+            return send_am(0, TAG_DONE, "done", 4) && wait_for(&done_received, "rank 0's answer") &&
+                   !broken;
+        }
+        return !broken;
+    }
+    if (0 == strcmp(kind, "other-job")) {
+        return wait_for(&done_received, "rank 1's message after the stranger") &&
+               send_am(1, TAG_DONE, "done", 4) && !failed_peer[1] && !broken;
+    }
+    if (!wait_for(&failed_peer[1], "rank 1 to be dropped")) {
+        return false;
+    }
+    if (NULL == strstr(failed_info, "it sent a malformed frame")) {
+        fail("the reason does not say the frame was malformed: %s", failed_info);
+    }
+    return !broken;
+}
+
+/* -------------------------------------------------------------- forged */
+
+typedef struct {
+    bool done;
+    int status;
+} op_result_t;
+
+static void rdma_cb(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                    void *local_address, mca_btl_base_registration_handle_t *local_handle,
+                    void *context, void *cbdata, int status)
+{
+    (void) btl;
+    (void) endpoint;
+    (void) local_address;
+    (void) local_handle;
+    (void) context;
+    op_result_t *r = cbdata;
+    r->status = status;
+    r->done = true;
+}
+
+/* One get (or put) of size bytes at remote with handle; its status. */
+static int transfer(bool get, void *local, mca_btl_base_registration_handle_t *lh, uint64_t remote,
+                    mca_btl_base_registration_handle_t *rh, size_t size)
+{
+    mca_btl_base_mux_entry_t *e = route(0);
+    op_result_t r = {false, 0};
+    int rc = (get ? e->btl->btl_get : e->btl->btl_put)(
+        e->btl, e->endpoint, local, remote, lh, rh, size, 0, MCA_BTL_NO_ORDER, rdma_cb, NULL, &r);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return wait_for(&r.done, "a put / get to complete") ? r.status : OPAL_ERR_TIMEOUT;
+}
+
+#define REGION 4096
+
+static bool run_forged(void)
+{
+    mca_btl_base_mux_entry_t *e = route(0 == my_rank ? 1 : 0);
+    if (NULL == e || 0 != strcmp(e->btl->btl_component->btl_version.mca_component_name, "tcp")) {
+        fail("the peer is not reached over tcp");
+        return false;
+    }
+    size_t hsize = e->btl->btl_registration_handle_size;
+    static uint8_t region[REGION];
+    if (0 == my_rank) {
+        for (size_t i = 0; i < REGION; ++i) {
+            region[i] = (uint8_t) (i * 7 + 1);
+        }
+        mca_btl_base_registration_handle_t *h =
+            e->btl->btl_register_mem(e->btl, NULL, region, REGION, MCA_BTL_REG_FLAG_REMOTE_READ);
+        uint8_t msg[256];
+        uint64_t address = (uint64_t) (uintptr_t) region;
+        memcpy(msg, &address, sizeof(address));
+        memcpy(msg + sizeof(address), h, hsize);
+        if (!send_am(1, TAG_HANDLE, msg, sizeof(address) + hsize) ||
+            !wait_for(&done_received, "rank 1 to finish")) {
+            return false;
+        }
+        (void) e->btl->btl_deregister_mem(e->btl, h);
+        return !broken;
+    }
+    if (!wait_size(&handle_len, "rank 0's handle")) {
+        return false;
+    }
+    uint64_t remote;
+    memcpy(&remote, handle_msg, sizeof(remote));
+    uint8_t real[64], forged[64];
+    memcpy(real, handle_msg + sizeof(remote), hsize);
+    static uint8_t local[REGION];
+    mca_btl_base_registration_handle_t *lh =
+        e->btl->btl_register_mem(e->btl, NULL, local, REGION, MCA_BTL_REG_FLAG_ACCESS_ANY);
+    /* The real handle works. */
+    int rc = transfer(true, local, lh, remote + 100, (void *) real, 1000);
+    if (OPAL_SUCCESS != rc) {
+        fail("a get with the real handle: %s", opal_strerror(rc));
+    }
+    for (size_t i = 0; i < 1000; ++i) {
+        if (local[i] != (uint8_t) ((i + 100) * 7 + 1)) {
+            fail("byte %zu of the get is %u", i, local[i]);
+            break;
+        }
+    }
+    /* Another cookie: no such registration. */
+    memcpy(forged, real, hsize);
+    forged[0] ^= 0x5a;
+    rc = transfer(true, local, lh, remote, (void *) forged, 16);
+    if (OPAL_ERR_BAD_PARAM != rc) {
+        fail("a get with a forged key completed with %s", opal_strerror_name(rc));
+    }
+    /* A handle that claims more than was registered: out of bounds (the
+     * handle is btl/tcp's: key, base, size, each 8 bytes). */
+    memcpy(forged, real, hsize);
+    uint64_t big = 1 << 20;
+    memcpy(forged + 16, &big, sizeof(big));
+    rc = transfer(true, local, lh, remote + REGION, (void *) forged, 16);
+    if (OPAL_ERR_BAD_PARAM != rc) {
+        fail("a get past the region completed with %s", opal_strerror_name(rc));
+    }
+    /* A put into memory registered for reading only. */
+    rc = transfer(false, local, lh, remote, (void *) real, 16);
+    if (OPAL_ERR_PERM != rc) {
+        fail("a put into read-only memory completed with %s", opal_strerror_name(rc));
+    }
+    /* The connection survived every refusal. */
+    rc = transfer(true, local, lh, remote, (void *) real, 8);
+    if (OPAL_SUCCESS != rc) {
+        fail("a get after the refusals: %s", opal_strerror(rc));
+    }
+    (void) e->btl->btl_deregister_mem(e->btl, lh);
+    say("forged handles refused: key, bounds, access");
+    return send_am(0, TAG_DONE, "done", 4) && !broken;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (0 == strcmp(argv[1], "intruder") && argc < 3)) {
+        fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged\n");
+        return 2;
+    }
+    deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
+    if (OPAL_SUCCESS != orte_init(&argc, &argv)) {
+        return 2;
+    }
+    my_rank = opal_proc_job_info()->my_name.vpid;
+    int status = 1;
+    if (OPAL_SUCCESS == mca_btl_base_am_register(TAG_HANDLE, am_cb, NULL) &&
+        OPAL_SUCCESS == mca_btl_base_am_register(TAG_DONE, am_cb, NULL) &&
+        OPAL_SUCCESS == mca_btl_base_init(false, false)) {
+        (void) mca_btl_base_register_error_cb(error_cb);
+        if (OPAL_SUCCESS == opal_fence(true) && OPAL_SUCCESS == mca_btl_base_add_all_procs() &&
+            OPAL_SUCCESS == opal_fence(false)) {
+            bool ok = 0 == strcmp(argv[1], "forged") ? run_forged() : run_intruder(argv[2]);
+            ok = OPAL_SUCCESS == opal_fence(false) && ok;
+            status = ok ? 0 : 1;
+        }
+        (void) mca_btl_base_finalize();
+    }
+    (void) orte_finalize();
+    if (0 == status) {
+        say("%s ok", argv[1]);
+    }
+    return status;
+}
