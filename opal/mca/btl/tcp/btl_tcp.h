@@ -59,6 +59,9 @@
 #include "opal/mca/btl/tcp/btl_tcp_wire.h"
 #include "opal/threads/opal_mutex.h"
 
+/* The smallest socket buffer btl_tcp_sndbuf / rcvbuf may set. */
+#define MCA_BTL_TCP_MIN_SOCKBUF 65536
+
 /* What an epoll event's data points at: every pollable starts with this. */
 typedef enum {
     MCA_BTL_TCP_POLL_LISTEN,

@@ -101,12 +101,16 @@ static int tcp_register(void)
     }
     if (OPAL_SUCCESS == rc) {
         c->sndbuf = 0;
-        rc = register_own("sndbuf", "SO_SNDBUF of every connection in bytes (0: the kernel's)",
+        rc = register_own("sndbuf",
+                          "SO_SNDBUF of every connection in bytes (0: the kernel's; at least "
+                          "65536 otherwise)",
                           MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->sndbuf);
     }
     if (OPAL_SUCCESS == rc) {
         c->rcvbuf = 0;
-        rc = register_own("rcvbuf", "SO_RCVBUF of every connection in bytes (0: the kernel's)",
+        rc = register_own("rcvbuf",
+                          "SO_RCVBUF of every connection in bytes (0: the kernel's; at least "
+                          "65536 otherwise)",
                           MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->rcvbuf);
     }
     if (OPAL_SUCCESS == rc) {
@@ -242,6 +246,18 @@ static mca_btl_base_module_t **tcp_init(int *num_btls, bool enable_progress_thre
         }
         if (tmpl->btl_get_limit > UINT32_MAX / 2) {
             tmpl->btl_get_limit = UINT32_MAX / 2;
+        }
+    }
+    /* Socket buffers smaller than a loopback segment (64 KiB) stall TCP
+     * itself: the receiver's window stays shut with data queued. */
+    size_t *bufs[] = {&mca_btl_tcp_component.sndbuf, &mca_btl_tcp_component.rcvbuf};
+    const char *names[] = {"btl_tcp_sndbuf", "btl_tcp_rcvbuf"};
+    for (int i = 0; i < 2; ++i) {
+        if (0 != *bufs[i] && *bufs[i] < MCA_BTL_TCP_MIN_SOCKBUF) {
+            opal_output(0,
+                        "btl/tcp: %s %zu is below %d bytes, which TCP needs not to stall: %d used",
+                        names[i], *bufs[i], MCA_BTL_TCP_MIN_SOCKBUF, MCA_BTL_TCP_MIN_SOCKBUF);
+            *bufs[i] = MCA_BTL_TCP_MIN_SOCKBUF;
         }
     }
     mca_btl_tcp_module_t *module = NULL;
