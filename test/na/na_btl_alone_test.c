@@ -1,6 +1,7 @@
 /*
  * na/btl between processes started alone: a server and a client started
- * separately (the URI through a file) over sm and over ofi tcp, and the
+ * separately (the URI through a file) over sm, over ofi tcp and over
+ * btl/tcp (the project's own sockets), and the
  * cleanup of what a killed process left in /dev/shm (opal_info --cleanup
  * and a class's start), never a live process's files.
  */
@@ -165,6 +166,14 @@ START_TEST(a_server_and_a_client_started_alone_talk_over_sm)
 }
 END_TEST
 
+START_TEST(a_server_and_a_client_started_alone_talk_over_btl_tcp)
+{
+    /* The client's card carries its tcp address: the server connects
+     * back to nobody, it adopts the client's connection. */
+    server_and_client("self,tcp", NULL);
+}
+END_TEST
+
 START_TEST(a_server_and_a_client_started_alone_talk_over_ofi_tcp)
 {
     if (!mcarun_test_component_built("btl", "ofi", NA_TEST_PLUGIN_DIRS)) {
@@ -231,6 +240,7 @@ int main(void)
     Suite *s = suite_create("na_btl_alone");
     OPAL_TEST_ADD(s, a_server_and_a_client_started_alone_talk_over_sm);
     OPAL_TEST_ADD(s, a_server_and_a_client_started_alone_talk_over_ofi_tcp);
+    OPAL_TEST_ADD(s, a_server_and_a_client_started_alone_talk_over_btl_tcp);
     OPAL_TEST_ADD(s, cleanup_removes_a_killed_process_files_and_never_a_live_ones);
     int rc = opal_test_run(s);
     char cmd[PATH_MAX + 16];
