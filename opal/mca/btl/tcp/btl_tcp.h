@@ -89,6 +89,8 @@ typedef struct mca_btl_tcp_out_t {
     int iovcnt;
     /* The first piece not yet fully written is iov[first]. */
     int first;
+    /* The piece that goes by splice (btl_tcp_splice_min), or -1. */
+    int splice;
     struct iovec iov[3];
     uint8_t hdr[MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET];
 } mca_btl_tcp_out_t;
@@ -176,6 +178,10 @@ typedef struct mca_btl_base_endpoint_t {
 
     mca_btl_tcp_queue_t sendq;
     size_t queued_bytes;
+    /* Splicing: the pipe (-1 until first used) and the bytes of the head
+     * of the queue in it, which go to the socket before anything else. */
+    int pipe[2];
+    size_t pipe_pending;
 
     /* Puts and gets sent, oldest first (replies come in this order). */
     opal_list_t waiting;
@@ -266,6 +272,9 @@ typedef struct mca_btl_tcp_component_t {
     unsigned connect_timeout_ms;
     unsigned free_list_max;
     unsigned finalize_timeout_ms;
+    size_t splice_min;
+    /* Splicing works here (cleared when vmsplice refuses once). */
+    bool splice_ok;
 } mca_btl_tcp_component_t;
 
 OPAL_DECLSPEC extern mca_btl_tcp_component_t mca_btl_tcp_component;

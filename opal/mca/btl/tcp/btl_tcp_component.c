@@ -134,6 +134,15 @@ static int tcp_register(void)
                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->free_list_max);
     }
     if (OPAL_SUCCESS == rc) {
+        c->splice_min = 0;
+        rc = register_own("splice_min",
+                          "Put / get data from this many bytes goes to the socket by vmsplice and "
+                          "splice (the kernel references the pages instead of copying them; the "
+                          "memory must stay unchanged until the transfer completes, as for any "
+                          "RDMA); 0: always copied by sendmsg",
+                          MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->splice_min);
+    }
+    if (OPAL_SUCCESS == rc) {
         c->finalize_timeout_ms = 5000;
         rc = register_own("finalize_timeout",
                           "Most milliseconds finalize waits for what is queued to live peers to "
@@ -145,6 +154,7 @@ static int tcp_register(void)
 
 static int tcp_open(void)
 {
+    mca_btl_tcp_component.splice_ok = true;
     mca_btl_tcp_component.module = NULL;
     mca_btl_tcp_component.modules[0] = NULL;
     return OPAL_SUCCESS;

@@ -111,6 +111,7 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
     }
     ep->poll.kind = MCA_BTL_TCP_POLL_ENDPOINT;
     ep->poll.fd = -1;
+    ep->pipe[0] = ep->pipe[1] = -1;
     ep->module = module;
     OBJ_RETAIN(proc);
     ep->proc = proc;
@@ -564,6 +565,17 @@ void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module)
 
 /* -------------------------------------------------------------- failure */
 
+/* Drops what the pipe holds (it was for a connection that is gone). */
+static void close_pipe(mca_btl_tcp_endpoint_t *ep)
+{
+    if (ep->pipe[0] >= 0) {
+        close(ep->pipe[0]);
+        close(ep->pipe[1]);
+        ep->pipe[0] = ep->pipe[1] = -1;
+    }
+    ep->pipe_pending = 0;
+}
+
 void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what)
 {
     if (MCA_BTL_TCP_EP_GONE == ep->state) {
@@ -573,6 +585,7 @@ void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what)
     ep->state = MCA_BTL_TCP_EP_GONE;
     unwatch_close(module, ep->poll.fd);
     ep->poll.fd = -1;
+    close_pipe(ep);
     char info[512];
     snprintf(info, sizeof(info), "btl/tcp: %s failed: %s", mca_btl_tcp_peer_name(ep), what);
     if (module->finalizing || ep->said_bye) {
@@ -634,6 +647,7 @@ void mca_btl_tcp_endpoints_release(mca_btl_tcp_module_t *module)
             ep->poll.fd = -1;
             ep->state = MCA_BTL_TCP_EP_GONE;
         }
+        close_pipe(ep);
         OBJ_DESTRUCT(&ep->waiting);
         OBJ_RELEASE(ep->proc);
         module->endpoints[ep->rank] = NULL;

@@ -483,6 +483,7 @@ static void quiesce(mca_btl_tcp_module_t *module)
         }
         mca_btl_tcp_frame_t f = {.type = MCA_BTL_TCP_FRAME_BYE};
         mca_btl_tcp_frame_pack(&f, bye->out.hdr);
+        bye->out.splice = -1;
         bye->out.kind = MCA_BTL_TCP_OUT_REPLY;
         bye->out.iov[0].iov_base = bye->out.hdr;
         bye->out.iov[0].iov_len = MCA_BTL_TCP_FRAME_HDR;

@@ -12,6 +12,13 @@
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
+/* Whether a put's or get's data of size bytes goes by splice. */
+static bool splice_wanted(size_t size)
+{
+    const mca_btl_tcp_component_t *c = &mca_btl_tcp_component;
+    return c->splice_ok && 0 != c->splice_min && size >= c->splice_min;
+}
+
 static int rdma_start(mca_btl_base_module_t *btl, mca_btl_tcp_endpoint_t *ep, bool is_get,
                       void *local_address, uint64_t remote_address,
                       mca_btl_base_registration_handle_t *local_handle,
@@ -63,10 +70,12 @@ static int rdma_start(mca_btl_base_module_t *btl, mca_btl_tcp_endpoint_t *ep, bo
     op->out.iov[0].iov_base = op->out.hdr;
     op->out.iov[0].iov_len = MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET;
     op->out.iovcnt = 1;
+    op->out.splice = -1;
     if (!is_get && size > 0) {
         op->out.iov[1].iov_base = local_address;
         op->out.iov[1].iov_len = size;
         op->out.iovcnt = 2;
+        op->out.splice = splice_wanted(size) ? 1 : -1;
     }
     /* On the waiting list before it can go out: a failure found while
      * writing it completes it from there. */
@@ -121,10 +130,12 @@ static int reply(mca_btl_tcp_endpoint_t *ep, uint8_t type, uint64_t id, unsigned
     r->out.iov[0].iov_base = r->out.hdr;
     r->out.iov[0].iov_len = MCA_BTL_TCP_FRAME_HDR;
     r->out.iovcnt = 1;
+    r->out.splice = -1;
     if (length > 0) {
         r->out.iov[1].iov_base = data;
         r->out.iov[1].iov_len = length;
         r->out.iovcnt = 2;
+        r->out.splice = splice_wanted(length) ? 1 : -1;
     }
     mca_btl_tcp_enqueue(ep, &r->out);
     return OPAL_SUCCESS;

@@ -6,13 +6,16 @@
 #include "opal/opal_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "opal/mca/btl/tcp/btl_tcp.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_output.h"
 
 /* A descriptor whose payload holds size bytes, its segment set to size. */
 static mca_btl_tcp_frag_t *frag_get(mca_btl_tcp_module_t *module, size_t size)
@@ -94,12 +97,13 @@ mca_btl_base_descriptor_t *mca_btl_tcp_prepare_src(mca_btl_base_module_t *btl,
     return &frag->base;
 }
 
-/* Writes out's pieces from the first one not yet written; returns the
- * bytes written, 0 when the socket is full, or -1 with errno. */
-static ssize_t write_out(int fd, mca_btl_tcp_out_t *out)
+/* Writes out's pieces from the first one not yet written up to end
+ * (excluded); returns the bytes written, 0 when the socket is full, or -1
+ * with errno. */
+static ssize_t write_pieces(int fd, mca_btl_tcp_out_t *out, int end)
 {
     struct msghdr msg = {.msg_iov = out->iov + out->first,
-                         .msg_iovlen = (size_t) (out->iovcnt - out->first)};
+                         .msg_iovlen = (size_t) (end - out->first)};
     ssize_t n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0) {
         return EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno ? 0 : -1;
@@ -122,6 +126,116 @@ static bool out_finished(const mca_btl_tcp_out_t *out)
     return out->first >= out->iovcnt;
 }
 
+/* The endpoint's pipe for splicing, made on first use (1 MiB when the
+ * system allows it). */
+static bool pipe_ready(mca_btl_tcp_endpoint_t *ep)
+{
+    if (ep->pipe[0] >= 0) {
+        return true;
+    }
+    if (0 != pipe2(ep->pipe, O_NONBLOCK | O_CLOEXEC)) {
+        ep->pipe[0] = ep->pipe[1] = -1;
+        return false;
+    }
+    (void) fcntl(ep->pipe[1], F_SETPIPE_SZ, 1 << 20);
+    return true;
+}
+
+/* Moves a data piece to the socket through the endpoint's pipe: the
+ * kernel takes references to the pages (vmsplice) and hands them to TCP
+ * (splice), so this process does not copy them; the peer's read is the
+ * only copy. Bytes in the pipe belong to the head of the queue and go
+ * out before anything else. Returns bytes given to the socket, or -1
+ * with errno (nothing of the piece is in the pipe then when vmsplice
+ * itself failed: *fallback says the piece may still go by sendmsg). */
+static ssize_t splice_piece(mca_btl_tcp_endpoint_t *ep, struct iovec *piece, bool *fallback)
+{
+    ssize_t total = 0;
+    *fallback = false;
+    for (;;) {
+        if (0 == ep->pipe_pending) {
+            if (0 == piece->iov_len) {
+                return total;
+            }
+            if (!pipe_ready(ep)) {
+                *fallback = true;
+                return -1;
+            }
+            ssize_t m = vmsplice(ep->pipe[1], piece, 1, SPLICE_F_NONBLOCK);
+            if (m <= 0) {
+                *fallback = true;
+                return -1;
+            }
+            piece->iov_base = (char *) piece->iov_base + m;
+            piece->iov_len -= (size_t) m;
+            ep->pipe_pending = (size_t) m;
+        }
+        ssize_t n = splice(ep->pipe[0], NULL, ep->poll.fd, NULL, ep->pipe_pending,
+                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n < 0) {
+            return EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno ? total : -1;
+        }
+        ep->pipe_pending -= (size_t) n;
+        total += n;
+        if (ep->pipe_pending > 0) {
+            return total; /* the socket is full */
+        }
+    }
+}
+
+/* Writes out as far as the socket takes it: returns the bytes written, 0
+ * when the socket is full, or -1 with errno. A piece marked for splicing
+ * (out->splice) goes through the pipe. */
+static ssize_t write_out_ep(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out)
+{
+    int fd = ep->poll.fd;
+    if (out->splice < 0 || !mca_btl_tcp_component.splice_ok) {
+        return write_pieces(fd, out, out->iovcnt);
+    }
+    ssize_t total = 0;
+    if (out->first < out->splice) {
+        ssize_t n = write_pieces(fd, out, out->splice);
+        if (n <= 0 || out->first < out->splice) {
+            return n;
+        }
+        total = n;
+    }
+    bool fallback = false;
+    ssize_t n = splice_piece(ep, &out->iov[out->splice], &fallback);
+    if (n < 0 && fallback) {
+        /* Memory vmsplice cannot take: sendmsg for this and every later
+         * transfer (said once). */
+        if (mca_btl_tcp_component.splice_ok) {
+            opal_output_verbose(10, mca_btl_base_output,
+                                "btl/tcp: vmsplice failed (%s): put / get data is written instead",
+                                strerror(errno));
+        }
+        mca_btl_tcp_component.splice_ok = false;
+        out->splice = -1;
+        n = write_pieces(fd, out, out->iovcnt);
+        return n < 0 ? n : total + n;
+    }
+    if (n < 0) {
+        return -1;
+    }
+    total += n;
+    if (0 == out->iov[out->splice].iov_len && 0 == ep->pipe_pending) {
+        out->iov[out->splice].iov_len = 0;
+        out->first = out->splice + 1;
+        if (out->first < out->iovcnt) {
+            ssize_t m = write_pieces(fd, out, out->iovcnt);
+            return m < 0 ? m : total + m;
+        }
+    }
+    return total;
+}
+
+/* Writes an item that never splices (active messages, handshakes). */
+static ssize_t write_out(int fd, mca_btl_tcp_out_t *out)
+{
+    return write_pieces(fd, out, out->iovcnt);
+}
+
 int mca_btl_tcp_flush_queue(mca_btl_tcp_endpoint_t *ep)
 {
     if (MCA_BTL_TCP_EP_CONNECTED != ep->state) {
@@ -129,7 +243,7 @@ int mca_btl_tcp_flush_queue(mca_btl_tcp_endpoint_t *ep)
     }
     mca_btl_tcp_out_t *out;
     while (NULL != (out = ep->sendq.head)) {
-        ssize_t n = write_out(ep->poll.fd, out);
+        ssize_t n = write_out_ep(ep, out);
         if (n < 0) {
             char what[128];
             snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
@@ -168,7 +282,7 @@ void mca_btl_tcp_enqueue(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out)
     out->next = NULL;
     out->first = 0;
     if (NULL == ep->sendq.head && MCA_BTL_TCP_EP_CONNECTED == ep->state) {
-        ssize_t n = write_out(ep->poll.fd, out);
+        ssize_t n = write_out_ep(ep, out);
         if (n >= 0 && out_finished(out)) {
             mca_btl_tcp_out_done(ep, out);
             return;
@@ -203,6 +317,7 @@ static void am_out(mca_btl_tcp_out_t *out, mca_btl_base_tag_t tag, const void *a
     out->iov[0].iov_base = out->hdr;
     out->iov[0].iov_len = MCA_BTL_TCP_FRAME_HDR;
     out->iovcnt = 1;
+    out->splice = -1;
     if (alen > 0) {
         out->iov[out->iovcnt].iov_base = (void *) a;
         out->iov[out->iovcnt++].iov_len = alen;
