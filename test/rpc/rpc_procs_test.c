@@ -688,9 +688,38 @@ START_TEST(tcp_killed_server_completes_requests_in_flight)
 }
 END_TEST
 
+/* na/btl over btl/tcp (the project's own sockets): the server inherits
+ * the selection. Check runs each case in its own process. */
+static const char *over_btl_tcp(void)
+{
+    setenv("OPAL_MCA_btl", "self,tcp", 1);
+    return "btl";
+}
+
+START_TEST(btl_tcp_requests_to_a_server_started_alone)
+{
+    requests_to_a_server_started_alone(over_btl_tcp());
+}
+END_TEST
+
+START_TEST(btl_tcp_outputs_of_every_size)
+{
+    outputs_of_every_size(over_btl_tcp());
+}
+END_TEST
+
+START_TEST(btl_tcp_killed_server_completes_requests_in_flight)
+{
+    killed_server_completes_requests_in_flight(over_btl_tcp());
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rpc_procs");
+    OPAL_TEST_ADD(s, btl_tcp_requests_to_a_server_started_alone);
+    OPAL_TEST_ADD(s, btl_tcp_outputs_of_every_size);
+    OPAL_TEST_ADD(s, btl_tcp_killed_server_completes_requests_in_flight);
     OPAL_TEST_ADD(s, tcp_requests_to_a_server_started_alone);
     OPAL_TEST_ADD(s, shm_requests_to_a_server_started_alone);
     OPAL_TEST_ADD(s, tcp_outputs_of_every_size);
