@@ -43,9 +43,9 @@ mca_btl_tcp_component_t mca_btl_tcp_component = {
 
 mca_btl_tcp_module_t mca_btl_tcp_module_template;
 
+/* prepare_src always copies: no SEND_INPLACE. */
 #define TCP_CAPABILITIES                                                                           \
-    (MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SENDI | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |            \
-     MCA_BTL_FLAGS_SEND_INPLACE)
+    (MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SENDI | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET)
 
 static int register_own(const char *name, const char *description, mca_base_var_type_t type,
                         int level, void *storage)
