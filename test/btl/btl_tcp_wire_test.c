@@ -217,6 +217,31 @@ START_TEST(a_blob_with_a_reserved_byte_set_is_refused)
 }
 END_TEST
 
+START_TEST(a_declined_reason_with_a_control_byte_is_refused)
+{
+    size_t size;
+    uint8_t *blob = pack_declined("ab", &size);
+    blob[MCA_BTL_TCP_ADDR_HDR + 2 + 1] = '\0';
+    expect_address_refused(blob, size, "a reason with byte 0x00 at 1 (printable text only)");
+    blob[MCA_BTL_TCP_ADDR_HDR + 2 + 1] = 0x1b;
+    expect_address_refused(blob, size, "a reason with byte 0x1b at 1 (printable text only)");
+    blob[MCA_BTL_TCP_ADDR_HDR + 2] = 0xc3;
+    expect_address_refused(blob, size, "a reason with byte 0xc3 at 0 (printable text only)");
+    free(blob);
+}
+END_TEST
+
+START_TEST(addresses_with_port_0_are_not_packed)
+{
+    mca_btl_tcp_addr_t a = address_of(1);
+    a.port = 0;
+    void *blob = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(OPAL_ERR_BAD_PARAM, mca_btl_tcp_addr_pack(&a, &blob, &size));
+    ck_assert_ptr_null(blob);
+}
+END_TEST
+
 START_TEST(an_address_with_port_0_is_refused)
 {
     size_t size;
@@ -578,7 +603,7 @@ START_TEST(a_put_ack_with_a_length_or_a_tag_is_refused)
     expect_frame_refused(4, MCA_BTL_TCP_FRAME_PUT_ACK, 0, 0,
                          "a frame of type 3 with 4 bytes and tag 0");
     expect_frame_refused(0, MCA_BTL_TCP_FRAME_PUT_ACK, 1, 0,
-                         "a frame of type 3 with 0 bytes and tag 1");
+                         "a frame of type 3 with tag 1 (only messages have one)");
 }
 END_TEST
 
@@ -593,7 +618,25 @@ START_TEST(a_bye_with_a_length_or_a_tag_is_refused)
     expect_frame_refused(1, MCA_BTL_TCP_FRAME_BYE, 0, 0,
                          "a frame of type 6 with 1 bytes and tag 0");
     expect_frame_refused(0, MCA_BTL_TCP_FRAME_BYE, 3, 0,
-                         "a frame of type 6 with 0 bytes and tag 3");
+                         "a frame of type 6 with tag 3 (only messages have one)");
+}
+END_TEST
+
+START_TEST(a_tag_on_a_put_get_or_reply_is_refused)
+{
+    expect_frame_refused(24, MCA_BTL_TCP_FRAME_PUT, 0x80, 0,
+                         "a frame of type 2 with tag 128 (only messages have one)");
+    expect_frame_refused(24, MCA_BTL_TCP_FRAME_GET, 1, 0,
+                         "a frame of type 4 with tag 1 (only messages have one)");
+    expect_frame_refused(8, MCA_BTL_TCP_FRAME_GET_DATA, 2, 0,
+                         "a frame of type 5 with tag 2 (only messages have one)");
+}
+END_TEST
+
+START_TEST(an_unknown_type_is_named_before_anything_else)
+{
+    expect_frame_refused(0, 99, 7, 1, "a frame of unknown type 99");
+    expect_frame_refused(0, 0, 0, 0, "a frame of unknown type 0");
 }
 END_TEST
 
@@ -705,6 +748,10 @@ int main(void)
     OPAL_TEST_ADD(s, a_blob_of_another_version_is_refused);
     OPAL_TEST_ADD(s, a_blob_with_a_reserved_byte_set_is_refused);
     OPAL_TEST_ADD(s, an_address_with_port_0_is_refused);
+    OPAL_TEST_ADD(s, addresses_with_port_0_are_not_packed);
+    OPAL_TEST_ADD(s, a_declined_reason_with_a_control_byte_is_refused);
+    OPAL_TEST_ADD(s, a_tag_on_a_put_get_or_reply_is_refused);
+    OPAL_TEST_ADD(s, an_unknown_type_is_named_before_anything_else);
     OPAL_TEST_ADD(s, more_than_sixteen_addresses_are_refused);
     OPAL_TEST_ADD(s, a_count_that_does_not_match_the_size_is_refused);
     OPAL_TEST_ADD(s, a_declined_blob_without_its_reason_length_is_refused);

@@ -86,7 +86,10 @@ static int handle_frames(mca_btl_tcp_endpoint_t *ep)
                 }
                 mca_btl_tcp_target_t t;
                 mca_btl_tcp_target_unpack(p + MCA_BTL_TCP_FRAME_HDR, &t);
-                if (OPAL_SUCCESS != mca_btl_tcp_target_check(&f, &t, max_rdma, why, sizeof(why))) {
+                /* Each direction against its own limit. */
+                size_t limit = MCA_BTL_TCP_FRAME_GET == f.type ? module->super.btl_get_limit
+                                                               : module->super.btl_put_limit;
+                if (OPAL_SUCCESS != mca_btl_tcp_target_check(&f, &t, limit, why, sizeof(why))) {
                     protocol_error(ep, why);
                     return events;
                 }

@@ -26,7 +26,7 @@ static int bad(char *why, size_t why_size, const char *format, ...)
 
 int mca_btl_tcp_addr_pack(const mca_btl_tcp_addr_t *addr, void **blob, size_t *size)
 {
-    if (addr->count > MCA_BTL_TCP_MAX_ADDRS) {
+    if (addr->count > MCA_BTL_TCP_MAX_ADDRS || (addr->count > 0 && 0 == addr->port)) {
         return OPAL_ERR_BAD_PARAM;
     }
     size_t reason_len = 0 == addr->count ? strnlen(addr->declined, MCA_BTL_TCP_REASON_MAX) : 0;
@@ -85,7 +85,15 @@ int mca_btl_tcp_addr_unpack(const void *blob, size_t size, mca_btl_tcp_addr_t *a
         if (len > MCA_BTL_TCP_REASON_MAX || MCA_BTL_TCP_ADDR_HDR + 2 + len != size) {
             return bad(why, why_size, "a reason of %zu bytes in a blob of %zu", len, size);
         }
-        memcpy(addr->declined, p + MCA_BTL_TCP_ADDR_HDR + 2, len);
+        const uint8_t *text = p + MCA_BTL_TCP_ADDR_HDR + 2;
+        for (size_t i = 0; i < len; ++i) {
+            /* Printed in other processes' messages: text only. */
+            if (text[i] < 0x20 || text[i] >= 0x7f) {
+                return bad(why, why_size, "a reason with byte 0x%02x at %zu (printable text only)",
+                           (unsigned) text[i], i);
+            }
+        }
+        memcpy(addr->declined, text, len);
         addr->declined[len] = '\0';
         return OPAL_SUCCESS;
     }
@@ -153,6 +161,13 @@ const char *mca_btl_tcp_status_string(unsigned status)
 int mca_btl_tcp_frame_check(const mca_btl_tcp_frame_t *f, size_t max_am, size_t max_rdma, char *why,
                             size_t why_size)
 {
+    if (f->type < MCA_BTL_TCP_FRAME_AM || f->type > MCA_BTL_TCP_FRAME_BYE) {
+        return bad(why, why_size, "a frame of unknown type %u", (unsigned) f->type);
+    }
+    if (MCA_BTL_TCP_FRAME_AM != f->type && 0 != f->tag) {
+        return bad(why, why_size, "a frame of type %u with tag %u (only messages have one)",
+                   (unsigned) f->type, (unsigned) f->tag);
+    }
     bool status_allowed =
         MCA_BTL_TCP_FRAME_PUT_ACK == f->type || MCA_BTL_TCP_FRAME_GET_DATA == f->type;
     if (!status_allowed && 0 != f->status) {
@@ -173,7 +188,9 @@ int mca_btl_tcp_frame_check(const mca_btl_tcp_frame_t *f, size_t max_am, size_t 
             if (f->len < MCA_BTL_TCP_RDMA_TARGET ||
                 (size_t) (f->len - MCA_BTL_TCP_RDMA_TARGET) > max_rdma) {
                 return bad(why, why_size, "a put frame of %u bytes (24 to %zu)", (unsigned) f->len,
-                           max_rdma + MCA_BTL_TCP_RDMA_TARGET);
+                           max_rdma > SIZE_MAX - MCA_BTL_TCP_RDMA_TARGET
+                               ? SIZE_MAX
+                               : max_rdma + MCA_BTL_TCP_RDMA_TARGET);
             }
             return OPAL_SUCCESS;
         case MCA_BTL_TCP_FRAME_GET:
@@ -189,7 +206,7 @@ int mca_btl_tcp_frame_check(const mca_btl_tcp_frame_t *f, size_t max_am, size_t 
             return OPAL_SUCCESS;
         case MCA_BTL_TCP_FRAME_PUT_ACK:
         case MCA_BTL_TCP_FRAME_BYE:
-            if (0 != f->len || 0 != f->tag) {
+            if (0 != f->len) {
                 return bad(why, why_size, "a frame of type %u with %u bytes and tag %u",
                            (unsigned) f->type, (unsigned) f->len, (unsigned) f->tag);
             }
@@ -202,6 +219,9 @@ int mca_btl_tcp_frame_check(const mca_btl_tcp_frame_t *f, size_t max_am, size_t 
 int mca_btl_tcp_target_check(const mca_btl_tcp_frame_t *f, const mca_btl_tcp_target_t *t,
                              size_t max_rdma, char *why, size_t why_size)
 {
+    if (MCA_BTL_TCP_FRAME_PUT == f->type && f->len < MCA_BTL_TCP_RDMA_TARGET) {
+        return bad(why, why_size, "a put frame of %u bytes (at least 24)", (unsigned) f->len);
+    }
     if (t->length > max_rdma) {
         return bad(why, why_size, "a transfer of %llu bytes (at most %zu)",
                    (unsigned long long) t->length, max_rdma);

@@ -6,9 +6,10 @@
  *
  *   u32 magic "BTCA"   u16 version (1)   u16 port (its listening port)
  *   u32 pid            u8 count (0..16)  u8[3] zero
- *   then count IPv4 addresses (4 bytes each, network order), or, when
- *   count is 0, why the process's btl/tcp did not run: u16 length and that
- *   many bytes of text (no NUL).
+ *   then count IPv4 addresses (4 bytes each, network order; the port is
+ *   not 0), or, when count is 0, why the process's btl/tcp did not run:
+ *   u16 length and that many bytes of printable ASCII (no NUL, no control
+ *   byte: peers print it).
  *
  * The handshake, 16 bytes each way, before anything else on a connection:
  *
@@ -207,7 +208,7 @@ static inline void mca_btl_tcp_target_unpack(const uint8_t in[MCA_BTL_TCP_RDMA_T
 }
 
 /* Checks a received frame header against the receiver's limits: a known
- * type, an AM of at most max_am bytes, a PUT of 24 + at most max_rdma
+ * type, a tag only on an AM, an AM of at most max_am bytes, a PUT of 24 + at most max_rdma
  * bytes, a GET of exactly 24, GET_DATA of at most max_rdma, PUT_ACK and
  * BYE empty, status 0 where there is none. OPAL_ERR_BAD_VALUE, with why
  * filled, otherwise. */
