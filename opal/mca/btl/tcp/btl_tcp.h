@@ -199,7 +199,9 @@ typedef struct mca_btl_base_endpoint_t {
     struct mca_btl_tcp_rdma_op_t *rop; /* RECV_DATA of a get: the get */
     uint64_t rput_id;                  /* RECV_DATA / SINK of a put: its id, and */
     uint16_t rput_status;              /* the status its ack will carry */
-    bool in_recv;                      /* guards against re-entry from a callback */
+    /* A receive pass runs: guards against re-entry from a callback, and
+     * corks sends to this peer until the pass ends (one write for all). */
+    bool in_recv;
 } mca_btl_tcp_endpoint_t;
 
 /* Registered memory as peers see it. key: the registry index (upper 32
