@@ -177,9 +177,9 @@ void opal_rpc_base_bulk_input_release(opal_rpc_request_t *req)
     req->in_bulk = NULL;
     free(req->in_bulk_buf);
     req->in_bulk_buf = NULL;
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     --ctx->stats.bulk_inputs_held;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
 }
 
 static void pull_done(const opal_bulk_cb_info_t *info)

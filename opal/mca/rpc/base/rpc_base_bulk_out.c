@@ -192,14 +192,14 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
     h->peer_ctx = req->peer_ctx;
     h->id = req->id;
     if (opal_rpc_base_vars.timeout > 0) {
-        h->deadline_ns = opal_timer_ns() + (uint64_t) (opal_rpc_base_vars.timeout * 1e9);
+        h->deadline_ns = opal_rpc_base_deadline_ns(ctx, opal_rpc_base_vars.timeout);
     }
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     h->next = ctx->held;
     ctx->held = h;
     ++ctx->stats.bulk_outputs;
     ++ctx->stats.bulk_outputs_held;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     *buf = b;
     *len = total;
     return OPAL_SUCCESS;
@@ -211,7 +211,7 @@ static void held_remove(opal_rpc_context_t *ctx, bool (*match)(const rpc_held_t 
                         const void *key)
 {
     rpc_held_t *gone = NULL;
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     rpc_held_t **pp = &ctx->held;
     while (NULL != *pp) {
         rpc_held_t *h = *pp;
@@ -224,7 +224,7 @@ static void held_remove(opal_rpc_context_t *ctx, bool (*match)(const rpc_held_t 
             pp = &h->next;
         }
     }
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     while (NULL != gone) {
         rpc_held_t *next = gone->next;
         held_free(gone);
@@ -278,9 +278,9 @@ void opal_rpc_base_bulk_held_drop(opal_rpc_context_t *ctx, opal_na_addr_t *addr,
 
 void opal_rpc_base_bulk_held_expire(opal_rpc_context_t *ctx)
 {
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     bool any = NULL != ctx->held;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     if (any) {
         held_key_t k = {.now = opal_timer_ns()};
         held_remove(ctx, match_expired, &k);
@@ -338,9 +338,9 @@ static void out_pull_finish(rpc_out_pull_t *p, int ret)
     int status = ret;
     char *reason = NULL;
     req->out_pull = NULL;
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     bool live = RPC_REQ_INFLIGHT == req->state;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     if (live && OPAL_SUCCESS == status && NULL != req->op->out && !req->output_decoded) {
         /* Only this thread completes it with its output: the callback
          * runs from this context's progress, after this returns. */
@@ -366,9 +366,9 @@ static void out_pull_finish(rpc_out_pull_t *p, int ret)
         reason = strdup(why);
     }
     if (!opal_rpc_base_complete(req, status, reason) && OPAL_ERR_CANCELED != ret) {
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         ++ctx->stats.late_replies;
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
     }
     release_send(ctx, req->addr, p->server_ctx, req->id);
     atomic_fetch_sub_explicit(&ctx->bulk_pending, 1, memory_order_relaxed);
@@ -395,9 +395,9 @@ static void out_pull_done(const opal_bulk_cb_info_t *info)
         p->seal_broken = true;
         ret = OPAL_ERR_COMM_FAILURE;
         opal_rpc_context_t *ctx = p->req->ctx;
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         ++ctx->stats.bulk_seals_broken;
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
     }
     if (OPAL_SUCCESS == ret && OPAL_FAULT(rpc_bulk_pull_hold)) {
         /* As if the bytes were still coming: the timeout, an abort or the
@@ -471,9 +471,9 @@ int opal_rpc_base_bulk_output_pull(opal_rpc_context_t *ctx, opal_rpc_request_t *
         rc = opal_bulk_transfer(e->bulk, ctx->na_ctx, out_pull_done, p, OPAL_BULK_PULL, req->addr,
                                 hdr->src_ctx, p->remote, 0, p->local, 0, p->size, &p->op);
         if (OPAL_SUCCESS == rc) {
-            opal_mutex_lock(&ctx->lock);
+            RPC_CTX_LOCK(ctx);
             ++ctx->stats.bulk_outputs;
-            opal_mutex_unlock(&ctx->lock);
+            RPC_CTX_UNLOCK(ctx);
             return OPAL_SUCCESS;
         }
         atomic_fetch_sub_explicit(&ctx->bulk_pending, 1, memory_order_relaxed);

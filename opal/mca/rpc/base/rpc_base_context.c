@@ -49,11 +49,11 @@ bool opal_rpc_base_in_progress(opal_rpc_context_t *ctx)
 
 void opal_rpc_base_wake(opal_rpc_context_t *ctx)
 {
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     if (ctx->waiting) {
         opal_condition_signal(&ctx->cond);
     }
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
 }
 
 static void recv_post(rpc_recv_slot_t *slot);
@@ -228,13 +228,13 @@ int opal_rpc_base_delay_reply(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uin
     d->ctx_idx = ctx_idx;
     d->buf = buf;
     d->len = len;
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     rpc_delayed_t **pp = &ctx->delayed;
     while (NULL != *pp) {
         pp = &(*pp)->next;
     }
     *pp = d;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     opal_rpc_base_wake(ctx);
     return OPAL_SUCCESS;
 }
@@ -243,7 +243,7 @@ unsigned int opal_rpc_base_delayed_flush(opal_rpc_context_t *ctx, bool all)
 {
     rpc_delayed_t *due = NULL, **tail = &due;
     uint64_t now = opal_timer_ns(), next = UINT64_MAX;
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     rpc_delayed_t **pp = &ctx->delayed;
     while (NULL != *pp) {
         rpc_delayed_t *d = *pp;
@@ -257,7 +257,7 @@ unsigned int opal_rpc_base_delayed_flush(opal_rpc_context_t *ctx, bool all)
             pp = &d->next;
         }
     }
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     while (NULL != due) {
         rpc_delayed_t *d = due;
         due = d->next;
@@ -453,23 +453,23 @@ void opal_rpc_base_inflight_remove(opal_rpc_context_t *ctx, opal_rpc_request_t *
 static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
                           const uint8_t *payload)
 {
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     opal_rpc_request_t *req = opal_rpc_base_inflight_get(ctx, hdr->id);
     if (NULL == req || req->opcode != hdr->opcode) {
         ++ctx->stats.late_replies;
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
         return;
     }
     opal_rpc_req_addref(req);
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     int status = hdr->status;
     char *reason = NULL;
     if (0 != (hdr->flags & OPAL_RPC_HDR_F_BULK) && 0 == (hdr->flags & OPAL_RPC_HDR_F_ERROR)) {
         if (NULL != req->out_pull) {
             /* A second reply while the first one's output is pulled. */
-            opal_mutex_lock(&ctx->lock);
+            RPC_CTX_LOCK(ctx);
             ++ctx->stats.late_replies;
-            opal_mutex_unlock(&ctx->lock);
+            RPC_CTX_UNLOCK(ctx);
             opal_rpc_req_decref(req);
             return;
         }
@@ -501,9 +501,9 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         }
     }
     if (!opal_rpc_base_complete(req, status, reason)) {
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         ++ctx->stats.late_replies;
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
     }
     opal_rpc_req_decref(req);
 }
@@ -519,9 +519,9 @@ void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t *buf, size_t l
         opal_output_verbose(1, opal_rpc_base_output,
                             "rpc: context %u: dropped a message of %zu bytes from %s: %s", ctx->idx,
                             len, name, NULL == why ? "for another context" : why);
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         ++ctx->stats.bad_messages;
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
         opal_rpc_addr_free(source);
         return;
     }
@@ -536,15 +536,17 @@ void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t *buf, size_t l
 unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
 {
     for (;;) {
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         opal_rpc_timer_entry_t *top = opal_rpc_timer_heap_top(&ctx->timers);
+        if (NULL == top) {
+            /* No deadline (a server's usual case): no clock read. */
+            RPC_CTX_UNLOCK(ctx);
+            return UINT32_MAX;
+        }
         uint64_t now = opal_timer_ns();
-        if (NULL == top || top->deadline_ns > now) {
-            opal_mutex_unlock(&ctx->lock);
-            if (NULL == top) {
-                return UINT32_MAX;
-            }
+        if (top->deadline_ns > now) {
             uint64_t ms = (top->deadline_ns - now + 999999) / 1000000;
+            RPC_CTX_UNLOCK(ctx);
             return ms > UINT32_MAX ? UINT32_MAX : (unsigned int) ms;
         }
         (void) opal_rpc_timer_heap_remove(&ctx->timers, top);
@@ -552,13 +554,13 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
             (opal_rpc_request_t *) (void *) ((char *) top - offsetof(opal_rpc_request_t, timer));
         /* Alive: completing it is what would let it go, and only this
          * thread runs its callback. */
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
         char why[96];
         snprintf(why, sizeof(why), "no reply within %g s", req->timeout);
         if (opal_rpc_base_complete(req, OPAL_ERR_TIMEOUT, strdup(why))) {
-            opal_mutex_lock(&ctx->lock);
+            RPC_CTX_LOCK(ctx);
             ++ctx->stats.timeouts;
-            opal_mutex_unlock(&ctx->lock);
+            RPC_CTX_UNLOCK(ctx);
         }
     }
 }
@@ -570,11 +572,11 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     unsigned int events = 0;
     rpc_msg_t *m = NULL;
     if (atomic_load_explicit(&ctx->in_ready, memory_order_relaxed)) {
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         m = ctx->in_head;
         ctx->in_head = ctx->in_tail = NULL;
         atomic_store_explicit(&ctx->in_ready, false, memory_order_relaxed);
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
     }
     while (NULL != m) {
         rpc_msg_t *next = m->next;
@@ -608,11 +610,11 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     }
     opal_rpc_request_t *done = NULL;
     if (atomic_load_explicit(&ctx->done_ready, memory_order_relaxed)) {
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         done = ctx->done_head;
         ctx->done_head = ctx->done_tail = NULL;
         atomic_store_explicit(&ctx->done_ready, false, memory_order_relaxed);
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
     }
     while (NULL != done) {
         opal_rpc_request_t *next = done->next;
@@ -626,9 +628,9 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         if (NULL != done->cb) {
             done->cb(done, done->status, done->cb_arg);
         }
-        opal_mutex_lock(&ctx->lock);
+        RPC_CTX_LOCK(ctx);
         ++ctx->stats.completed;
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
         opal_rpc_req_decref(done);
         done = next;
         ++events;
@@ -664,6 +666,7 @@ int opal_rpc_progress(opal_rpc_context_t *ctx, unsigned int timeout_ms)
              * fd: wait in short slices. */
             (void) opal_na_poll_wait(opal_rpc_engine.na, ctx->na_ctx, wait < 5 ? wait : 5, NULL);
         } else {
+            /* Always locked: the condition wait needs the mutex held. */
             opal_mutex_lock(&ctx->lock);
             if (NULL == ctx->in_head && NULL == ctx->done_head) {
                 ctx->waiting = true;
@@ -714,6 +717,7 @@ int opal_rpc_context_create(uint8_t idx, opal_rpc_context_t **ctxp)
     OBJ_CONSTRUCT(&ctx->cond, opal_condition_t);
     OBJ_CONSTRUCT(&ctx->inflight, opal_hash_table_t);
     opal_rpc_timer_heap_init(&ctx->timers);
+    ctx->coarse_lag_ns = opal_timer_coarse_resolution_ns();
     rc = opal_hash_table_init(&ctx->inflight, 64);
     ctx->inflight_mask = RPC_INFLIGHT_SLOTS - 1;
     ctx->inflight_slots = calloc(RPC_INFLIGHT_SLOTS, sizeof(*ctx->inflight_slots));
@@ -839,10 +843,10 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
         return OPAL_ERR_BAD_PARAM;
     }
     handlers_drain(ctx);
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     bool busy = ctx->live_requests > 0 || NULL != ctx->done_head ||
                 atomic_load_explicit(&ctx->server_requests, memory_order_acquire) > 0;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     if (busy) {
         opal_output(0,
                     "rpc: context %u still has requests (%zu not completed, %d held by "
@@ -898,9 +902,9 @@ uint8_t opal_rpc_context_idx(const opal_rpc_context_t *ctx)
 
 void opal_rpc_context_stats(opal_rpc_context_t *ctx, opal_rpc_stats_t *stats)
 {
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     *stats = ctx->stats;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     stats->handled = atomic_load_explicit(&ctx->handled, memory_order_relaxed);
 }
 
@@ -915,7 +919,7 @@ int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)
     if (NULL != addr && NULL != na && opal_na_addr_is_self(na, addr)) {
         addr = NULL;
     }
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     for (opal_rpc_request_t *r = ctx->live; NULL != r; r = r->live_next) {
         bool match = r->addr == addr ||
                      (NULL != r->addr && NULL != addr && opal_na_addr_cmp(na, r->addr, addr));
@@ -933,7 +937,7 @@ int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)
         opal_rpc_req_addref(r);
         victims[n++] = r;
     }
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     if (NULL != addr) {
         opal_rpc_base_bulk_held_drop(ctx, addr, false);
     }

@@ -267,16 +267,16 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     req->expects_reply = !oneway || NULL != req->in_bulk;
 
     bool start = false;
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     rpc_target_t *t = target_get(ctx, req->addr, req->peer_ctx);
     if (NULL == t) {
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto out_drop;
     }
     if (opal_rpc_base_vars.credits > 0 && t->inflight >= opal_rpc_base_vars.credits) {
         if (t->queued >= opal_rpc_base_vars.credit_queue) {
-            opal_mutex_unlock(&ctx->lock);
+            RPC_CTX_UNLOCK(ctx);
             rc = OPAL_ERR_RESOURCE_BUSY;
             goto out_drop;
         }
@@ -311,7 +311,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
         ++ctx->stats.bulk_inputs_held;
     }
     if (req->timeout > 0) {
-        req->timer.deadline_ns = opal_timer_ns() + (uint64_t) (req->timeout * 1e9);
+        req->timer.deadline_ns = opal_rpc_base_deadline_ns(ctx, req->timeout);
         (void) opal_rpc_timer_heap_push(&ctx->timers, &req->timer);
     }
     req->live_prev = NULL;
@@ -322,7 +322,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     ctx->live = req;
     ++ctx->live_requests;
     ++ctx->stats.sent;
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     /* The caller's reference is now the engine's, until the callback ran. */
     if (start) {
         (void) opal_rpc_base_transmit(ctx, req->addr, req->peer_ctx, buf, len, req);
@@ -361,9 +361,9 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     uint8_t *next_buf = NULL;
     size_t next_len = 0;
 
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     if (RPC_REQ_QUEUED != req->state && RPC_REQ_INFLIGHT != req->state) {
-        opal_mutex_unlock(&ctx->lock);
+        RPC_CTX_UNLOCK(ctx);
         free(reason);
         return false;
     }
@@ -419,7 +419,7 @@ bool opal_rpc_base_complete(opal_rpc_request_t *req, int status, char *reason)
     if (ctx->waiting) {
         opal_condition_signal(&ctx->cond);
     }
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     if (NULL != next) {
         (void) opal_rpc_base_transmit(ctx, next->addr, next->peer_ctx, next_buf, next_len, next);
         opal_rpc_req_decref(next);
@@ -436,7 +436,7 @@ int opal_rpc_base_req_complete_local(opal_rpc_request_t *req, int status, opal_r
     opal_rpc_context_t *ctx = req->ctx;
     req->cb = cb;
     req->cb_arg = arg;
-    opal_mutex_lock(&ctx->lock);
+    RPC_CTX_LOCK(ctx);
     req->state = RPC_REQ_COMPLETED;
     req->status = status;
     req->next = NULL;
@@ -451,7 +451,7 @@ int opal_rpc_base_req_complete_local(opal_rpc_request_t *req, int status, opal_r
     if (ctx->waiting) {
         opal_condition_signal(&ctx->cond);
     }
-    opal_mutex_unlock(&ctx->lock);
+    RPC_CTX_UNLOCK(ctx);
     return OPAL_SUCCESS;
 }
 
