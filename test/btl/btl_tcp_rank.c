@@ -12,7 +12,10 @@
  *
  * KIND: type (a frame of unknown type), am-size (a message over the
  * limit), reply (a put acknowledgement to no request), status (an active
- * message with a status), other-job (a handshake from another job).
+ * message with a status), other-job (a handshake from another job),
+ * silent (a connection that never says hello, while rank 0 sleeps in
+ * opal_progress_wait: it must be closed at btl_tcp_connect_timeout, 300 ms
+ * here, not when rank 0 next wakes).
  *
  * Rank 0 prints "rank 0: dropped rank 1: <info>" from its error callback;
  * each rank prints "rank R: <case> ok" at the end. Synchronisation is the
@@ -186,6 +189,11 @@ static bool write_all(int fd, const void *buf, size_t size)
     return send(fd, buf, size, MSG_NOSIGNAL) == (ssize_t) size;
 }
 
+/* How long rank 0 sleeps in the silent case, and how soon after the
+ * connect rank 1 must see its connection closed (the deadline is 300 ms). */
+#define SILENT_SLEEP_NS  (UINT64_C(3) * 1000000000u)
+#define SILENT_CLOSED_NS (UINT64_C(2) * 1000000000u)
+
 /* Rank 1's side: breaks the protocol as kind says, then waits for rank 0
  * to close the connection. */
 static void intrude(const char *kind)
@@ -193,6 +201,24 @@ static void intrude(const char *kind)
     const opal_proc_job_info_t *job = opal_proc_job_info();
     int fd = connect_to_rank0();
     if (fd < 0) {
+        return;
+    }
+    if (0 == strcmp(kind, "silent")) {
+        uint64_t t0 = opal_timer_ns();
+        char byte;
+        ssize_t n = recv(fd, &byte, 1, 0);
+        uint64_t took = opal_timer_ns() - t0;
+        if (0 != n) {
+            fail("a connection without a handshake was not closed (recv: %zd, %s)", n,
+                 n < 0 ? strerror(errno) : "data");
+        } else if (took > SILENT_CLOSED_NS) {
+            fail("a connection without a handshake was closed only after %.2f s "
+                 "(btl_tcp_connect_timeout is 0.3 s; rank 0 was asleep)",
+                 (double) took / 1e9);
+        } else {
+            say("silent connection closed after %.2f s", (double) took / 1e9);
+        }
+        close(fd);
         return;
     }
     bool other_job = 0 == strcmp(kind, "other-job");
@@ -260,6 +286,14 @@ static bool run_intruder(const char *kind)
              * (its connection is made by its own progress). */
             return send_am(0, TAG_DONE, "done", 4) && wait_for(&done_received, "rank 0's answer") &&
                    !broken;
+        }
+        return !broken;
+    }
+    if (0 == strcmp(kind, "silent")) {
+        /* Asleep but for what wakes it: the accept, then the deadline. */
+        uint64_t end = opal_timer_ns() + SILENT_SLEEP_NS;
+        for (uint64_t now = opal_timer_ns(); now < end; now = opal_timer_ns()) {
+            (void) opal_progress_wait((int64_t) (end - now));
         }
         return !broken;
     }
@@ -398,6 +432,9 @@ int main(int argc, char **argv)
         return 2;
     }
     deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
+    if (argc > 2 && 0 == strcmp(argv[2], "silent")) {
+        (void) setenv("OPAL_MCA_btl_tcp_connect_timeout", "300", 1);
+    }
     if (OPAL_SUCCESS != orte_init(&argc, &argv)) {
         return 2;
     }

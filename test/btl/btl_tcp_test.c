@@ -6,7 +6,9 @@
  * tcp carrying every message between two ranks; that tcp stands aside
  * on one node unless the selection names it; and, through its own rank
  * program (test/btl/btl_tcp_rank.c), that a peer breaking the protocol is
- * dropped with the reason and forged put / get handles are refused.
+ * dropped with the reason, a connection that never says hello is closed
+ * at its deadline even while the owner sleeps in opal_progress_wait, and
+ * forged put / get handles are refused.
  */
 #include "opal/opal_config.h"
 
@@ -88,7 +90,8 @@ static void tcp_rank(const char *const *args, const char *expect)
               btl_suite_has(run.out, ok1) &&
               (NULL == expect || btl_suite_has(run.out, expect) || btl_suite_has(run.err, expect));
     /* A dropped peer is reported by rank 0's error callback, naming it. */
-    if (ok && 0 == strcmp(args[0], "intruder") && 0 != strcmp(args[1], "other-job")) {
+    if (ok && 0 == strcmp(args[0], "intruder") && 0 != strcmp(args[1], "other-job") &&
+        0 != strcmp(args[1], "silent")) {
         ok = btl_suite_has(run.out, "rank 0: dropped rank 1: btl/tcp: rank 1 (on ");
     }
     if (!ok) {
@@ -134,6 +137,13 @@ START_TEST(a_handshake_from_another_job_is_refused_and_said_once)
 }
 END_TEST
 
+START_TEST(a_silent_connection_is_closed_at_its_deadline_while_the_owner_sleeps)
+{
+    const char *args[] = {"intruder", "silent", NULL};
+    tcp_rank(args, "rank 1: silent connection closed after ");
+}
+END_TEST
+
 START_TEST(forged_handles_are_refused_by_the_owner)
 {
     const char *args[] = {"forged", NULL};
@@ -161,6 +171,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_reply_to_no_request_drops_the_peer);
     OPAL_TEST_ADD(s, a_status_where_none_belongs_drops_the_peer);
     OPAL_TEST_ADD(s, a_handshake_from_another_job_is_refused_and_said_once);
+    OPAL_TEST_ADD(s, a_silent_connection_is_closed_at_its_deadline_while_the_owner_sleeps);
     OPAL_TEST_ADD(s, forged_handles_are_refused_by_the_owner);
     return btl_suite_main(s);
 }

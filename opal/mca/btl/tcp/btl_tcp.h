@@ -67,6 +67,7 @@ typedef enum {
     MCA_BTL_TCP_POLL_LISTEN,
     MCA_BTL_TCP_POLL_INCOMING, /* an accepted socket whose handshake is due */
     MCA_BTL_TCP_POLL_ENDPOINT,
+    MCA_BTL_TCP_POLL_TIMER, /* the timerfd of the nearest connection deadline */
 } mca_btl_tcp_poll_kind_t;
 
 typedef struct mca_btl_tcp_pollable_t {
@@ -239,6 +240,12 @@ typedef struct mca_btl_tcp_module_t {
     bool epfd_registered;
     /* Progress calls since the last check of connection deadlines. */
     unsigned progress_calls;
+    /* A timerfd in the epoll set, armed for the nearest connection or
+     * handshake deadline, so that a process asleep in opal_progress_wait
+     * wakes for it (-1 when the kernel gave none: then only the periodic
+     * check sees deadlines); the deadline it is armed for (0: none). */
+    mca_btl_tcp_pollable_t timer;
+    uint64_t timer_due_ns;
     /* Accepted sockets whose handshake has not arrived. */
     opal_list_t incoming;
 
@@ -326,6 +333,11 @@ int mca_btl_tcp_incoming_ready(mca_btl_tcp_module_t *module, mca_btl_tcp_pollabl
 /* An endpoint's socket has events (connect finished, handshake answer,
  * room to write, frames). */
 int mca_btl_tcp_endpoint_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events);
+/* Makes the module's timer fire by deadline_ns (opal_timer_ns() units). */
+void mca_btl_tcp_timer_arm(mca_btl_tcp_module_t *module, uint64_t deadline_ns);
+/* Makes it fire at deadline_ns exactly (0: never). */
+void mca_btl_tcp_timer_reset(mca_btl_tcp_module_t *module, uint64_t deadline_ns);
+
 /* Handshakes and connects past their deadline. */
 void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module);
 

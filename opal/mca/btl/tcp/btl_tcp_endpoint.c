@@ -54,9 +54,14 @@ static void reason(mca_btl_base_reason_t *why, const char *format, ...)
     va_end(ap);
 }
 
-static uint64_t deadline_from_now(void)
+/* A connection or handshake deadline btl_tcp_connect_timeout from now,
+ * with the module's timer armed for it. */
+static uint64_t deadline_from_now(mca_btl_tcp_module_t *module)
 {
-    return opal_timer_ns() + (uint64_t) mca_btl_tcp_component.connect_timeout_ms * 1000000u;
+    uint64_t deadline =
+        opal_timer_ns() + (uint64_t) mca_btl_tcp_component.connect_timeout_ms * 1000000u;
+    mca_btl_tcp_timer_arm(module, deadline);
+    return deadline;
 }
 
 mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, uint32_t rank,
@@ -210,7 +215,7 @@ static int start_connect(mca_btl_tcp_endpoint_t *ep, char *err, size_t err_size)
         return OPAL_ERR_IN_ERRNO;
     }
     ep->state = MCA_BTL_TCP_EP_CONNECTING;
-    ep->connect_deadline_ns = deadline_from_now();
+    ep->connect_deadline_ns = deadline_from_now(module);
     return OPAL_SUCCESS;
 }
 
@@ -341,7 +346,7 @@ static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
         ep->poll.fd = -1;
         ep->want_out = false;
         ep->state = MCA_BTL_TCP_EP_WAITING;
-        ep->connect_deadline_ns = deadline_from_now();
+        ep->connect_deadline_ns = deadline_from_now(module);
         return 1;
     }
     connected(ep);
@@ -398,7 +403,7 @@ int mca_btl_tcp_accept(mca_btl_tcp_module_t *module)
         in->poll.kind = MCA_BTL_TCP_POLL_INCOMING;
         in->poll.fd = fd;
         in->got = 0;
-        in->deadline_ns = deadline_from_now();
+        in->deadline_ns = deadline_from_now(module);
         char ip[INET_ADDRSTRLEN] = "?";
         (void) inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
         snprintf(in->from, sizeof(in->from), "%s:%u", ip, (unsigned) ntohs(sa.sin_port));
@@ -543,17 +548,24 @@ int mca_btl_tcp_incoming_ready(mca_btl_tcp_module_t *module, mca_btl_tcp_pollabl
 
 void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module)
 {
-    uint64_t now = opal_timer_ns();
+    uint64_t now = opal_timer_ns(), next_due = 0;
     incoming_t *in, *next;
     OPAL_LIST_FOREACH_SAFE (in, next, &module->incoming, incoming_t) {
         if (now >= in->deadline_ns) {
             incoming_drop(module, in, "no handshake in time");
+        } else if (0 == next_due || in->deadline_ns < next_due) {
+            next_due = in->deadline_ns;
         }
     }
     for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
-        if (now < ep->connect_deadline_ns ||
-            (MCA_BTL_TCP_EP_CONNECTING != ep->state && MCA_BTL_TCP_EP_HELLO_SENT != ep->state &&
-             MCA_BTL_TCP_EP_WAITING != ep->state)) {
+        if (MCA_BTL_TCP_EP_CONNECTING != ep->state && MCA_BTL_TCP_EP_HELLO_SENT != ep->state &&
+            MCA_BTL_TCP_EP_WAITING != ep->state) {
+            continue;
+        }
+        if (now < ep->connect_deadline_ns) {
+            if (0 == next_due || ep->connect_deadline_ns < next_due) {
+                next_due = ep->connect_deadline_ns;
+            }
             continue;
         }
         char err[128];
@@ -561,6 +573,8 @@ void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module)
                  mca_btl_tcp_component.connect_timeout_ms);
         mca_btl_tcp_peer_failed(ep, err);
     }
+    /* The timer now waits for the nearest deadline left, or for none. */
+    mca_btl_tcp_timer_reset(module, next_due);
 }
 
 /* -------------------------------------------------------------- failure */

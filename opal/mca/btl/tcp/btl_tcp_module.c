@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "opal/mca/btl/tcp/btl_tcp.h"
@@ -112,6 +113,8 @@ int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)
     module->listen.kind = MCA_BTL_TCP_POLL_LISTEN;
     module->listen.fd = -1;
     module->epfd = -1;
+    module->timer.kind = MCA_BTL_TCP_POLL_TIMER;
+    module->timer.fd = -1;
     OBJ_CONSTRUCT(&module->lock, opal_recursive_mutex_t);
     OBJ_CONSTRUCT(&module->eager_frags, opal_free_list_t);
     OBJ_CONSTRUCT(&module->max_frags, opal_free_list_t);
@@ -201,6 +204,21 @@ int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)
             *why = NULL;
         }
         goto fail;
+    }
+    /* Without a timer (the kernel refused one) deadlines are still seen,
+     * by the periodic check of a process that progresses. */
+    module->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = &module->timer};
+    if (module->timer.fd >= 0 &&
+        0 != epoll_ctl(module->epfd, EPOLL_CTL_ADD, module->timer.fd, &ev)) {
+        close(module->timer.fd);
+        module->timer.fd = -1;
+    }
+    if (module->timer.fd < 0) {
+        opal_output_verbose(1, mca_btl_base_output,
+                            "btl tcp: no timerfd (%s): a process asleep in opal_progress_wait "
+                            "learns of a connection past its deadline only when it wakes",
+                            strerror(errno));
     }
     rc = opal_progress_fd_register(module->epfd, epoll_ready, module);
     if (OPAL_SUCCESS != rc) {
@@ -504,6 +522,27 @@ static void quiesce(mca_btl_tcp_module_t *module)
     OPAL_THREAD_UNLOCK(&module->lock);
 }
 
+void mca_btl_tcp_timer_reset(mca_btl_tcp_module_t *module, uint64_t deadline_ns)
+{
+    if (module->timer.fd < 0 || deadline_ns == module->timer_due_ns) {
+        return;
+    }
+    /* An absolute CLOCK_MONOTONIC time, opal_timer_ns()'s clock; all
+     * zero disarms. */
+    struct itimerspec when = {.it_value = {.tv_sec = (time_t) (deadline_ns / 1000000000u),
+                                           .tv_nsec = (long) (deadline_ns % 1000000000u)}};
+    if (0 == timerfd_settime(module->timer.fd, TFD_TIMER_ABSTIME, &when, NULL)) {
+        module->timer_due_ns = deadline_ns;
+    }
+}
+
+void mca_btl_tcp_timer_arm(mca_btl_tcp_module_t *module, uint64_t deadline_ns)
+{
+    if (0 == module->timer_due_ns || deadline_ns < module->timer_due_ns) {
+        mca_btl_tcp_timer_reset(module, deadline_ns);
+    }
+}
+
 int mca_btl_tcp_finalize(mca_btl_base_module_t *btl)
 {
     mca_btl_tcp_module_t *module = mca_btl_tcp_module(btl);
@@ -527,6 +566,10 @@ int mca_btl_tcp_finalize(mca_btl_base_module_t *btl)
     }
     if (module->epfd >= 0) {
         close(module->epfd);
+    }
+    if (module->timer.fd >= 0) {
+        close(module->timer.fd);
+        module->timer.fd = -1;
     }
     if (module->lists_constructed) {
         OBJ_DESTRUCT(&module->incoming);

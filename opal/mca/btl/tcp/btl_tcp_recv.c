@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "opal/mca/btl/tcp/btl_tcp.h"
 #include "opal/util/opal_error.h"
@@ -323,6 +324,17 @@ int mca_btl_tcp_module_progress(mca_btl_tcp_module_t *module)
                 events += mca_btl_tcp_endpoint_ready((mca_btl_tcp_endpoint_t *) (void *) p,
                                                      evs[i].events);
                 break;
+            case MCA_BTL_TCP_POLL_TIMER: {
+                uint64_t expirations;
+                if (read(p->fd, &expirations, sizeof(expirations)) > 0) {
+                    /* Fired: it is disarmed until the check arms it again. */
+                    module->timer_due_ns = 0;
+                    module->progress_calls = 0;
+                    mca_btl_tcp_connect_timeouts(module);
+                    ++events;
+                }
+                break;
+            }
         }
     }
     if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
