@@ -1,13 +1,15 @@
 /* The standard variables of a btl component: registered under
  * btl_<comp>_*, bound to the default module, set from the environment;
  * mca_btl_base_param_verify keeps what was set within what the component
- * can do, saying which variable and where it was set. */
+ * can do, saying which variable and where it was set. Also the helpers the
+ * network btls share: the add_procs loop by rank, and a peer's reason. */
 #include "opal/opal_config.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/class/opal_bitmap.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/runtime/opal_init.h"
@@ -288,6 +290,86 @@ START_TEST(register_refuses_null_arguments)
 }
 END_TEST
 
+/* add_procs_by_rank's step of a fake module: ranks 0 and 3 are reached
+ * (their endpoint is a made-up address), others are not, with a reason. */
+static int fake_module, fake_eps[4];
+static uint32_t asked[8];
+static size_t nasked;
+
+static struct mca_btl_base_endpoint_t *fake_add(void *m, uint32_t rank, mca_btl_base_reason_t *why)
+{
+    ck_assert_ptr_eq(m, &fake_module);
+    asked[nasked++] = rank;
+    if (0 == rank || 3 == rank) {
+        return (struct mca_btl_base_endpoint_t *) (void *) &fake_eps[rank];
+    }
+    mca_btl_base_reason_set(why, "no route to rank %u", rank);
+    return NULL;
+}
+
+START_TEST(add_procs_by_rank_leaves_self_to_btl_self_and_keeps_each_reason)
+{
+    opal_proc_t p[4];
+    memset(p, 0, sizeof(p));
+    const uint32_t ranks[4] = {2, 0, 1, 3}; /* this process is rank 2 */
+    opal_proc_t *procs[4];
+    for (int i = 0; i < 4; ++i) {
+        p[i].proc_name.vpid = ranks[i];
+        procs[i] = &p[i];
+    }
+    struct mca_btl_base_endpoint_t *eps[4] = {NULL, NULL, NULL, NULL};
+    mca_btl_base_reason_t reasons[4];
+    memset(reasons, 0, sizeof(reasons));
+    opal_bitmap_t reachable;
+    OBJ_CONSTRUCT(&reachable, opal_bitmap_t);
+    ck_assert_int_eq(opal_bitmap_init(&reachable, 4), OPAL_SUCCESS);
+    nasked = 0;
+    ck_assert_int_eq(mca_btl_base_add_procs_by_rank(&fake_module, 2, 4, procs, eps, &reachable,
+                                                    reasons, fake_add),
+                     OPAL_SUCCESS);
+    /* Not asked about itself; asked about the others in order. */
+    ck_assert_uint_eq(nasked, 3);
+    ck_assert_uint_eq(asked[0], 0);
+    ck_assert_uint_eq(asked[1], 1);
+    ck_assert_uint_eq(asked[2], 3);
+    ck_assert_str_eq(reasons[0].text, "this process (btl/self reaches it)");
+    ck_assert_ptr_null(eps[0]);
+    ck_assert(!opal_bitmap_is_set_bit(&reachable, 0));
+    ck_assert_ptr_eq(eps[1], (void *) &fake_eps[0]);
+    ck_assert(opal_bitmap_is_set_bit(&reachable, 1));
+    ck_assert_str_eq(reasons[2].text, "no route to rank 1");
+    ck_assert_ptr_null(eps[2]);
+    ck_assert(!opal_bitmap_is_set_bit(&reachable, 2));
+    ck_assert_ptr_eq(eps[3], (void *) &fake_eps[3]);
+    ck_assert(opal_bitmap_is_set_bit(&reachable, 3));
+
+    /* Without a reasons array (the caller does not want them). */
+    memset(eps, 0, sizeof(eps));
+    opal_bitmap_clear_all_bits(&reachable);
+    nasked = 0;
+    ck_assert_int_eq(
+        mca_btl_base_add_procs_by_rank(&fake_module, 2, 4, procs, eps, &reachable, NULL, fake_add),
+        OPAL_SUCCESS);
+    ck_assert_ptr_eq(eps[3], (void *) &fake_eps[3]);
+    ck_assert(opal_bitmap_is_set_bit(&reachable, 3) && !opal_bitmap_is_set_bit(&reachable, 2));
+    OBJ_DESTRUCT(&reachable);
+}
+END_TEST
+
+START_TEST(a_reason_is_cut_at_its_size_and_none_is_asked_for_with_null)
+{
+    mca_btl_base_reason_t why;
+    char longer[2 * sizeof(why.text)];
+    memset(longer, 'x', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    mca_btl_base_reason_set(&why, "%s", longer);
+    ck_assert_uint_eq(strlen(why.text), sizeof(why.text) - 1);
+    mca_btl_base_reason_set(NULL, "nobody reads %s", "this");
+    mca_btl_base_reason_set(&why, "peer %u: %s", 7u, "gone");
+    ck_assert_str_eq(why.text, "peer 7: gone");
+}
+END_TEST
+
 static void add(Suite *s, const char *name, const TTest *test)
 {
     TCase *tc = tcase_create(name);
@@ -313,5 +395,7 @@ int main(void)
     ADD(s, verify_refuses_a_sending_module_without_room_for_a_message);
     ADD(s, verify_of_consistent_values_changes_nothing_and_says_nothing);
     ADD(s, register_refuses_null_arguments);
+    ADD(s, add_procs_by_rank_leaves_self_to_btl_self_and_keeps_each_reason);
+    ADD(s, a_reason_is_cut_at_its_size_and_none_is_asked_for_with_null);
     return opal_test_run(s);
 }

@@ -99,6 +99,28 @@ OPAL_DECLSPEC int mca_btl_base_param_verify(mca_btl_base_module_t *module, uint3
  * program that did not call orte_init), and returns false. */
 OPAL_DECLSPEC bool mca_btl_base_require_job(const mca_base_component_t *component);
 
+/* True when the btl component called name was opened (is in the
+ * framework's list): for a component that steps aside for another. */
+OPAL_DECLSPEC bool mca_btl_base_component_opened(const char *name);
+
+/* Writes why a peer cannot be reached into *why (nothing when why is
+ * NULL), cut at the reason's size. */
+OPAL_DECLSPEC void mca_btl_base_reason_set(mca_btl_base_reason_t *why, const char *format, ...)
+    OPAL_PRINTF_LIKE(2, 3);
+
+/* The add_procs loop of a btl that reaches peers by rank: procs[i] that is
+ * this process (my_rank) is left to btl/self, with that reason; for every
+ * other, add(module, rank, why) returns the endpoint (marked as added by
+ * the caller's own flag) or NULL with why filled, and the endpoint goes
+ * into endpoints[i] and reachable, or the reason into reasons[i] (when
+ * reasons is not NULL). The caller holds its module's lock. */
+typedef struct mca_btl_base_endpoint_t *(*mca_btl_base_add_rank_fn_t)(void *module, uint32_t rank,
+                                                                      mca_btl_base_reason_t *why);
+OPAL_DECLSPEC int
+mca_btl_base_add_procs_by_rank(void *module, uint32_t my_rank, size_t nprocs, opal_proc_t **procs,
+                               struct mca_btl_base_endpoint_t **endpoints, opal_bitmap_t *reachable,
+                               mca_btl_base_reason_t *reasons, mca_btl_base_add_rank_fn_t add);
+
 /* btl_base_verbose's stream (opal_output); -1 before register. */
 #define mca_btl_base_output (opal_btl_base_framework.framework_output)
 

@@ -7,6 +7,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,56 @@ bool mca_btl_base_require_job(const mca_base_component_t *component)
     mca_base_component_decline(component, "no job here (opal_info, or a program that did not call "
                                           "orte_init): it needs its peers");
     return false;
+}
+
+bool mca_btl_base_component_opened(const char *name)
+{
+    mca_base_component_list_item_t *item;
+    OPAL_LIST_FOREACH (item, &opal_btl_base_framework.framework_components,
+                       mca_base_component_list_item_t) {
+        if (0 == strcmp(item->cli_component->mca_component_name, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void mca_btl_base_reason_set(mca_btl_base_reason_t *why, const char *format, ...)
+{
+    if (NULL == why) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, format);
+    (void) vsnprintf(why->text, sizeof(why->text), format, ap);
+    va_end(ap);
+}
+
+int mca_btl_base_add_procs_by_rank(void *module, uint32_t my_rank, size_t nprocs,
+                                   opal_proc_t **procs, struct mca_btl_base_endpoint_t **endpoints,
+                                   opal_bitmap_t *reachable, mca_btl_base_reason_t *reasons,
+                                   mca_btl_base_add_rank_fn_t add)
+{
+    for (size_t i = 0; i < nprocs; ++i) {
+        mca_btl_base_reason_t why = {.text = ""};
+        uint32_t rank = procs[i]->proc_name.vpid;
+        if (rank == my_rank) {
+            /* As with every network btl, this process is btl/self's. */
+            mca_btl_base_reason_set(NULL != reasons ? &reasons[i] : NULL,
+                                    "this process (btl/self reaches it)");
+            continue;
+        }
+        struct mca_btl_base_endpoint_t *ep = add(module, rank, &why);
+        if (NULL == ep) {
+            if (NULL != reasons) {
+                reasons[i] = why;
+            }
+            continue;
+        }
+        endpoints[i] = ep;
+        (void) opal_bitmap_set_bit(reachable, (int) i);
+    }
+    return OPAL_SUCCESS;
 }
 
 bool mca_btl_base_initialized(void)

@@ -357,20 +357,6 @@ static void decline(const char *format, ...)
     }
 }
 
-/* Whether btl/sm is among the components the btl framework opened (the
- * selection did not leave it out and it was built). */
-static bool sm_is_open(void)
-{
-    mca_base_component_list_item_t *item;
-    OPAL_LIST_FOREACH (item, &opal_btl_base_framework.framework_components,
-                       mca_base_component_list_item_t) {
-        if (0 == strcmp(item->cli_component->mca_component_name, "sm")) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_threads,
                                         bool enable_mpi_threads)
 {
@@ -388,7 +374,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool enable_progress_thre
      * and opening a provider would only cost each rank a few hundred
      * milliseconds at start (common_ofi_lib.c). Asked for by name, or with
      * sm left out (btl=^sm, or a build without it), it runs. */
-    if (NULL != job && job->local_size >= job->size && sm_is_open() &&
+    if (NULL != job && job->local_size >= job->size && mca_btl_base_component_opened("sm") &&
         !mca_base_framework_names_component(&opal_btl_base_framework, "ofi")) {
         decline("all %u rank(s) of the job are on this node, where sm reaches them: btl/ofi "
                 "stands aside unless the btl selection names it (--mca btl self,sm,ofi)",

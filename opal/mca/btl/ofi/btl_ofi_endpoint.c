@@ -41,27 +41,18 @@ static bool node_local_provider(const mca_btl_ofi_module_t *module)
     return opal_common_ofi_provider_listed("shm", module->ofi.prov_name, NULL);
 }
 
-/* Why a peer cannot be reached; cut at the reason's size. */
-static void reason(mca_btl_base_reason_t *why, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
-static void reason(mca_btl_base_reason_t *why, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    (void) vsnprintf(why->text, sizeof(why->text), format, ap);
-    va_end(ap);
-}
-
 mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, uint32_t rank,
                                                  mca_btl_base_reason_t *why)
 {
     if (rank >= module->job_size) {
-        reason(why, "rank %u is outside the job (%u processes)", rank, module->job_size);
+        mca_btl_base_reason_set(why, "rank %u is outside the job (%u processes)", rank,
+                                module->job_size);
         return NULL;
     }
     mca_btl_ofi_endpoint_t *ep = module->endpoints[rank];
     if (NULL != ep) {
         if (ep->failed) {
-            reason(why, "rank %u failed earlier", rank);
+            mca_btl_base_reason_set(why, "rank %u failed earlier", rank);
             return NULL;
         }
         return ep;
@@ -69,7 +60,8 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     opal_proc_t *proc = NULL;
     int rc = opal_proc_for_rank(rank, &proc);
     if (OPAL_SUCCESS != rc) {
-        reason(why, "rank %u is unknown to the runtime: %s", rank, opal_strerror(rc));
+        mca_btl_base_reason_set(why, "rank %u is unknown to the runtime: %s", rank,
+                                opal_strerror(rc));
         return NULL;
     }
     const opal_proc_job_info_t *job = opal_proc_job_info();
@@ -78,14 +70,15 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     rc = opal_modex_recv(rank, MCA_BTL_OFI_MODEX_KEY, &blob, &size,
                          NULL != job ? job->lookup_timeout_ns : OPAL_MODEX_WAIT_FOREVER);
     if (OPAL_SUCCESS != rc) {
-        reason(why, "rank %u published no ofi address (its btl/ofi did not run): %s", rank,
-               opal_strerror(rc));
+        mca_btl_base_reason_set(why,
+                                "rank %u published no ofi address (its btl/ofi did not run): %s",
+                                rank, opal_strerror(rc));
         return NULL;
     }
     opal_common_ofi_peer_addr_t addr;
     char detail[160];
     if (opal_common_ofi_declined_unpack(blob, size, detail, sizeof(detail))) {
-        reason(why, "rank %u's btl/ofi did not run: %s", rank, detail);
+        mca_btl_base_reason_set(why, "rank %u's btl/ofi did not run: %s", rank, detail);
         free(blob);
         return NULL;
     }
@@ -95,19 +88,20 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
          * reason this module does not reach it. */
         opal_output(0, "btl/ofi (%s): rank %u published a malformed address (modex key %s): %s",
                     module->ofi.prov_name, rank, MCA_BTL_OFI_MODEX_KEY, detail);
-        reason(why, "rank %u published a malformed address: %s", rank, detail);
+        mca_btl_base_reason_set(why, "rank %u published a malformed address: %s", rank, detail);
         free(blob);
         return NULL;
     }
     if (OPAL_SUCCESS != rc) {
-        reason(why, "rank %u cannot be reached: %s", rank, detail);
+        mca_btl_base_reason_set(why, "rank %u cannot be reached: %s", rank, detail);
         free(blob);
         return NULL;
     }
     bool same_node = 0 != (proc->proc_locality & OPAL_PROC_ON_NODE);
     if (!same_node && node_local_provider(module)) {
-        reason(why, "%s reaches only this node, rank %u runs on %s", module->ofi.prov_name, rank,
-               NULL != proc->proc_hostname ? proc->proc_hostname : "another node");
+        mca_btl_base_reason_set(why, "%s reaches only this node, rank %u runs on %s",
+                                module->ofi.prov_name, rank,
+                                NULL != proc->proc_hostname ? proc->proc_hostname : "another node");
         free(blob);
         return NULL;
     }
@@ -116,12 +110,12 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     pid_t pid = (pid_t) addr.pid;
     free(blob);
     if (OPAL_SUCCESS != rc) {
-        reason(why, "rank %u: %s", rank, detail);
+        mca_btl_base_reason_set(why, "rank %u: %s", rank, detail);
         return NULL;
     }
     ep = calloc(1, sizeof(*ep));
     if (NULL == ep) {
-        reason(why, "out of memory");
+        mca_btl_base_reason_set(why, "out of memory");
         return NULL;
     }
     ep->module = module;

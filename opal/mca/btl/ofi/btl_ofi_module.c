@@ -415,36 +415,27 @@ fail:
 
 /* -------------------------------------------------------------- procs */
 
+/* add_procs' step for one peer: its endpoint, now in the caller's use. */
+static struct mca_btl_base_endpoint_t *add_rank(void *module, uint32_t rank,
+                                                mca_btl_base_reason_t *why)
+{
+    mca_btl_ofi_endpoint_t *ep = mca_btl_ofi_endpoint_get(module, rank, why);
+    if (NULL != ep) {
+        ep->added = true;
+    }
+    return ep;
+}
+
 int mca_btl_ofi_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,
                           struct mca_btl_base_endpoint_t **endpoints, opal_bitmap_t *reachable,
                           mca_btl_base_reason_t *reasons)
 {
     mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
     OPAL_THREAD_LOCK(&module->lock);
-    for (size_t i = 0; i < nprocs; ++i) {
-        mca_btl_base_reason_t why = {.text = ""};
-        uint32_t rank = procs[i]->proc_name.vpid;
-        if (rank == module->my_rank) {
-            /* As with every network btl, this process is btl/self's. */
-            if (NULL != reasons) {
-                snprintf(reasons[i].text, sizeof(reasons[i].text),
-                         "this process (btl/self reaches it)");
-            }
-            continue;
-        }
-        mca_btl_ofi_endpoint_t *ep = mca_btl_ofi_endpoint_get(module, rank, &why);
-        if (NULL == ep) {
-            if (NULL != reasons) {
-                reasons[i] = why;
-            }
-            continue;
-        }
-        ep->added = true;
-        endpoints[i] = ep;
-        (void) opal_bitmap_set_bit(reachable, (int) i);
-    }
+    int rc = mca_btl_base_add_procs_by_rank(module, module->my_rank, nprocs, procs, endpoints,
+                                            reachable, reasons, add_rank);
     OPAL_THREAD_UNLOCK(&module->lock);
-    return OPAL_SUCCESS;
+    return rc;
 }
 
 int mca_btl_ofi_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t **procs,

@@ -197,18 +197,6 @@ static void decline(const char *format, ...)
     }
 }
 
-static bool component_open(const char *name)
-{
-    mca_base_component_list_item_t *item;
-    OPAL_LIST_FOREACH (item, &opal_btl_base_framework.framework_components,
-                       mca_base_component_list_item_t) {
-        if (0 == strcmp(item->cli_component->mca_component_name, name)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static mca_btl_base_module_t **tcp_init(int *num_btls, bool enable_progress_threads,
                                         bool enable_mpi_threads)
 {
@@ -230,7 +218,7 @@ static mca_btl_base_module_t **tcp_init(int *num_btls, bool enable_progress_thre
                     (unsigned) job->size);
             return NULL;
         }
-        if (component_open("ofi")) {
+        if (mca_btl_base_component_opened("ofi")) {
             decline("btl/ofi reaches the other nodes: btl/tcp stands aside unless the btl "
                     "selection names it (--mca btl self,sm,tcp)");
             return NULL;

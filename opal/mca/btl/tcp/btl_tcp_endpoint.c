@@ -45,15 +45,6 @@ const char *mca_btl_tcp_peer_name(const mca_btl_tcp_endpoint_t *ep)
     return name;
 }
 
-static void reason(mca_btl_base_reason_t *why, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
-static void reason(mca_btl_base_reason_t *why, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    (void) vsnprintf(why->text, sizeof(why->text), format, ap);
-    va_end(ap);
-}
-
 /* A connection or handshake deadline btl_tcp_connect_timeout from now,
  * with the module's timer armed for it. */
 static uint64_t deadline_from_now(mca_btl_tcp_module_t *module)
@@ -68,7 +59,8 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
                                                  mca_btl_base_reason_t *why)
 {
     if (rank >= module->job_size) {
-        reason(why, "rank %u is outside the job (%u processes)", rank, module->job_size);
+        mca_btl_base_reason_set(why, "rank %u is outside the job (%u processes)", rank,
+                                module->job_size);
         return NULL;
     }
     mca_btl_tcp_endpoint_t *ep = module->endpoints[rank];
@@ -78,7 +70,8 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
     opal_proc_t *proc = NULL;
     int rc = opal_proc_for_rank(rank, &proc);
     if (OPAL_SUCCESS != rc) {
-        reason(why, "rank %u is unknown to the runtime: %s", rank, opal_strerror(rc));
+        mca_btl_base_reason_set(why, "rank %u is unknown to the runtime: %s", rank,
+                                opal_strerror(rc));
         return NULL;
     }
     const opal_proc_job_info_t *job = opal_proc_job_info();
@@ -87,8 +80,9 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
     rc = opal_modex_recv(rank, MCA_BTL_TCP_MODEX_KEY, &blob, &size,
                          NULL != job ? job->lookup_timeout_ns : OPAL_MODEX_WAIT_FOREVER);
     if (OPAL_SUCCESS != rc) {
-        reason(why, "rank %u published no tcp address (its btl/tcp did not run): %s", rank,
-               opal_strerror(rc));
+        mca_btl_base_reason_set(why,
+                                "rank %u published no tcp address (its btl/tcp did not run): %s",
+                                rank, opal_strerror(rc));
         return NULL;
     }
     mca_btl_tcp_addr_t addr;
@@ -98,11 +92,11 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
     if (OPAL_SUCCESS != rc) {
         opal_output(0, "btl/tcp: rank %u published a malformed address (modex key %s): %s", rank,
                     MCA_BTL_TCP_MODEX_KEY, detail);
-        reason(why, "rank %u published a malformed address: %s", rank, detail);
+        mca_btl_base_reason_set(why, "rank %u published a malformed address: %s", rank, detail);
         return NULL;
     }
     if (0 == addr.count) {
-        reason(why, "rank %u's btl/tcp did not run: %s", rank, addr.declined);
+        mca_btl_base_reason_set(why, "rank %u's btl/tcp did not run: %s", rank, addr.declined);
         return NULL;
     }
     ep = calloc(1, sizeof(*ep));
@@ -111,7 +105,7 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
     if (NULL == ep || NULL == rbuf) {
         free(ep);
         free(rbuf);
-        reason(why, "out of memory");
+        mca_btl_base_reason_set(why, "out of memory");
         return NULL;
     }
     ep->poll.kind = MCA_BTL_TCP_POLL_ENDPOINT;

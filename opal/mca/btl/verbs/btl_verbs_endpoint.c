@@ -33,18 +33,6 @@ const char *mca_btl_verbs_peer_name(const mca_btl_verbs_endpoint_t *ep)
     return name;
 }
 
-static void reason(mca_btl_base_reason_t *why, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
-static void reason(mca_btl_base_reason_t *why, const char *format, ...)
-{
-    if (NULL == why) {
-        return;
-    }
-    va_list ap;
-    va_start(ap, format);
-    (void) vsnprintf(why->text, sizeof(why->text), format, ap);
-    va_end(ap);
-}
-
 void mca_btl_verbs_peer_failed(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
                                const char *what)
 {
@@ -165,11 +153,11 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
         return OPAL_SUCCESS;
     }
     if (MCA_BTL_VERBS_EP_FAILED == ep->state) {
-        reason(why, "rank %u failed earlier", ep->rank);
+        mca_btl_base_reason_set(why, "rank %u failed earlier", ep->rank);
         return OPAL_ERR_UNREACH;
     }
     if (ep->refused) {
-        reason(why, "%s", ep->refused_why);
+        mca_btl_base_reason_set(why, "%s", ep->refused_why);
         return OPAL_ERR_UNREACH;
     }
     mca_btl_base_reason_t local;
@@ -180,8 +168,9 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
     size_t size = 0;
     int rc = opal_modex_recv(ep->rank, MCA_BTL_VERBS_MODEX_KEY, &blob, &size, wait_ns);
     if (OPAL_SUCCESS != rc) {
-        reason(why, "rank %u published no verbs record (its btl/verbs did not run): %s", ep->rank,
-               opal_strerror(rc));
+        mca_btl_base_reason_set(why,
+                                "rank %u published no verbs record (its btl/verbs did not run): %s",
+                                ep->rank, opal_strerror(rc));
         return OPAL_ERR_UNREACH;
     }
     mca_btl_verbs_modex_t peer;
@@ -189,7 +178,7 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
     rc = mca_btl_verbs_modex_unpack(blob, size, ep->rank, module->job_size, &peer, detail,
                                     sizeof(detail));
     if (OPAL_ERR_NOT_AVAILABLE == rc) {
-        reason(why, "rank %u's btl/verbs did not run: %s", ep->rank, detail);
+        mca_btl_base_reason_set(why, "rank %u's btl/verbs did not run: %s", ep->rank, detail);
         rc = OPAL_ERR_UNREACH;
         goto out;
     }
@@ -197,7 +186,7 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
         /* Broken data from a peer is an error in its own right. */
         opal_output(0, "btl/verbs (%s): rank %u published a malformed record (modex key %s): %s",
                     module->transport, ep->rank, MCA_BTL_VERBS_MODEX_KEY, detail);
-        reason(why, "verbs: rank %u's record is malformed: %s", ep->rank, detail);
+        mca_btl_base_reason_set(why, "verbs: rank %u's record is malformed: %s", ep->rank, detail);
         rc = OPAL_ERR_UNREACH;
         goto out;
     }
@@ -214,7 +203,8 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
                              MCA_BTL_VERBS_LINK_IB == peer.ports[i].link_layer ? " (IB)" : "");
             len += n > 0 ? (size_t) n : 0;
         }
-        reason(why, "verbs: rank %u has %s; its ports: %s", ep->rank, detail, ports);
+        mca_btl_base_reason_set(why, "verbs: rank %u has %s; its ports: %s", ep->rank, detail,
+                                ports);
         rc = OPAL_ERR_UNREACH;
         goto out;
     }
@@ -222,8 +212,8 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
     const char *step = "";
     if (OPAL_SUCCESS != qp_to_rts(module, ep, pp, &step)) {
         int err = errno;
-        reason(why, "verbs: bringing the queue pair to rank %u to %s failed: %s", ep->rank, step,
-               strerror(err));
+        mca_btl_base_reason_set(why, "verbs: bringing the queue pair to rank %u to %s failed: %s",
+                                ep->rank, step, strerror(err));
         opal_output_verbose(1, mca_btl_base_output, "btl/verbs (%s): %s", module->transport,
                             why ? why->text : "");
         /* The QP is in an unknown state: never used again. */
@@ -338,15 +328,16 @@ int mca_btl_verbs_add_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc
         mca_btl_base_reason_t *why = NULL != reasons ? &reasons[i] : NULL;
         uint32_t rank = procs[i]->proc_name.vpid;
         if (NULL == job || procs[i]->proc_name.jobid != job->my_name.jobid) {
-            reason(why, "not a process of this job");
+            mca_btl_base_reason_set(why, "not a process of this job");
             continue;
         }
         if (rank >= module->job_size) {
-            reason(why, "rank %u is outside the job (%u processes)", rank, module->job_size);
+            mca_btl_base_reason_set(why, "rank %u is outside the job (%u processes)", rank,
+                                    module->job_size);
             continue;
         }
         if (rank == module->my_rank) {
-            reason(why, "this process (btl/self reaches it)");
+            mca_btl_base_reason_set(why, "this process (btl/self reaches it)");
             continue;
         }
         mca_btl_verbs_endpoint_t *ep = module->endpoints[rank];
