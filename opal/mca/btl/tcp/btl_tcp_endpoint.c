@@ -100,11 +100,7 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
         return NULL;
     }
     ep = calloc(1, sizeof(*ep));
-    uint8_t *rbuf = malloc(MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET +
-                           module->super.btl_max_send_size + 64 * 1024);
-    if (NULL == ep || NULL == rbuf) {
-        free(ep);
-        free(rbuf);
+    if (NULL == ep) {
         mca_btl_base_reason_set(why, "out of memory");
         return NULL;
     }
@@ -117,7 +113,10 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
     ep->rank = rank;
     ep->addr = addr;
     ep->state = MCA_BTL_TCP_EP_CLOSED;
-    ep->rbuf = rbuf;
+    /* The receive buffer comes with the connection (connected()): a job's
+     * endpoints exist for every rank, its connections only for peers that
+     * talk. */
+    ep->rbuf = NULL;
     ep->rbuf_size = MCA_BTL_TCP_FRAME_HDR + MCA_BTL_TCP_RDMA_TARGET +
                     module->super.btl_max_send_size + 64 * 1024;
     ep->next_id = 1;
@@ -257,8 +256,19 @@ static int send_hello(int fd, mca_btl_tcp_module_t *module, uint16_t kind)
 }
 
 /* The connection is up: what waited goes out. */
-static void connected(mca_btl_tcp_endpoint_t *ep)
+/* The connection is up: its receive buffer, then whatever waited for it.
+ * False when the peer had to be dropped (no memory for the buffer). */
+static bool connected(mca_btl_tcp_endpoint_t *ep)
 {
+    if (NULL == ep->rbuf) {
+        ep->rbuf = malloc(ep->rbuf_size);
+        if (NULL == ep->rbuf) {
+            char err[96];
+            snprintf(err, sizeof(err), "no memory for a %zu-byte receive buffer", ep->rbuf_size);
+            mca_btl_tcp_peer_failed(ep, err);
+            return false;
+        }
+    }
     ep->state = MCA_BTL_TCP_EP_CONNECTED;
     ep->rhead = ep->rtail = 0;
     ep->rstate = MCA_BTL_TCP_RECV_HDR;
@@ -268,6 +278,7 @@ static void connected(mca_btl_tcp_endpoint_t *ep)
     if (NULL != ep->sendq.head) {
         (void) mca_btl_tcp_flush_queue(ep);
     }
+    return true;
 }
 
 /* The connecting side: connect() finished, or the handshake answer. */
@@ -343,7 +354,7 @@ static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
         ep->connect_deadline_ns = deadline_from_now(module);
         return 1;
     }
-    connected(ep);
+    (void) connected(ep);
     return 1;
 }
 
@@ -534,9 +545,10 @@ int mca_btl_tcp_incoming_ready(mca_btl_tcp_module_t *module, mca_btl_tcp_pollabl
         mca_btl_tcp_peer_failed(ep, "cannot watch its connection");
         return 1;
     }
-    connected(ep);
-    /* Frames may have come right behind the handshake. */
-    (void) mca_btl_tcp_recv(ep);
+    if (connected(ep)) {
+        /* Frames may have come right behind the handshake. */
+        (void) mca_btl_tcp_recv(ep);
+    }
     return 1;
 }
 
