@@ -192,7 +192,7 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
     h->peer_ctx = req->peer_ctx;
     h->id = req->id;
     if (opal_rpc_base_vars.timeout > 0) {
-        h->deadline_ns = opal_rpc_base_deadline_ns(ctx, opal_rpc_base_vars.timeout);
+        h->deadline_ns = opal_timer_ns() + (uint64_t) (opal_rpc_base_vars.timeout * 1e9);
     }
     RPC_CTX_LOCK(ctx);
     h->next = ctx->held;

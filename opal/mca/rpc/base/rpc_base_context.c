@@ -717,7 +717,6 @@ int opal_rpc_context_create(uint8_t idx, opal_rpc_context_t **ctxp)
     OBJ_CONSTRUCT(&ctx->cond, opal_condition_t);
     OBJ_CONSTRUCT(&ctx->inflight, opal_hash_table_t);
     opal_rpc_timer_heap_init(&ctx->timers);
-    ctx->coarse_lag_ns = opal_timer_coarse_resolution_ns();
     rc = opal_hash_table_init(&ctx->inflight, 64);
     ctx->inflight_mask = RPC_INFLIGHT_SLOTS - 1;
     ctx->inflight_slots = calloc(RPC_INFLIGHT_SLOTS, sizeof(*ctx->inflight_slots));

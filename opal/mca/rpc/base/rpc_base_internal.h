@@ -18,7 +18,6 @@
 #include "opal/mca/rpc/base/rpc_base_header.h"
 #include "opal/mca/rpc/base/rpc_base_timer.h"
 #include "opal/mca/rpc/rpc.h"
-#include "opal/util/opal_timer.h"
 #include "opal/mca/sched/sched.h"
 #include "opal/threads/opal_mutex.h"
 
@@ -176,7 +175,6 @@ struct opal_rpc_context_t {
     _Atomic int server_requests; /* handlers' requests not released */
     bool closing;
     opal_rpc_timer_heap_t timers;
-    uint64_t coarse_lag_ns;       /* opal_timer_coarse_resolution_ns() */
     rpc_msg_t *in_head, *in_tail; /* loopback deliveries */
     opal_rpc_request_t *done_head, *done_tail;
     /* Hints that in_head / done_head may not be empty: set under lock by
@@ -205,19 +203,6 @@ struct opal_rpc_context_t {
     /* Replies the rpc_reply_delay fault site holds (under lock). */
     struct rpc_delayed_t *delayed;
 };
-
-/* The deadline timeout_s seconds from now, in opal_timer_ns() units. A
- * timeout of a second or more (CaRT's are tens of seconds) starts from the
- * coarse clock plus its lag: never early, at most a tick late, and one
- * clock read of a few nanoseconds instead of ~50 on every request. */
-static inline uint64_t opal_rpc_base_deadline_ns(const opal_rpc_context_t *ctx, double timeout_s)
-{
-    uint64_t span = (uint64_t) (timeout_s * 1e9);
-    if (timeout_s >= 1.0) {
-        return opal_timer_coarse_ns() + ctx->coarse_lag_ns + span;
-    }
-    return opal_timer_ns() + span;
-}
 
 /* A context's lock, taken only once opal_set_using_threads(true) was said:
  * rpc.h asks that of a program whose other threads reply, abort, addref or

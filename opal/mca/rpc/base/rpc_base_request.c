@@ -311,7 +311,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
         ++ctx->stats.bulk_inputs_held;
     }
     if (req->timeout > 0) {
-        req->timer.deadline_ns = opal_rpc_base_deadline_ns(ctx, req->timeout);
+        req->timer.deadline_ns = opal_timer_ns() + (uint64_t) (req->timeout * 1e9);
         (void) opal_rpc_timer_heap_push(&ctx->timers, &req->timer);
     }
     req->live_prev = NULL;
