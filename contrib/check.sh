@@ -107,8 +107,24 @@ run_tests() {
     shift 3
     step "$name" make -C "$dir" "$@"
     local rc=$?
+    [ $rc -ne 0 ] && show_failures "$dir" "$logdir/$name.log"
     count_checks "$dir" "$label"
     return $rc
+}
+
+# show_failures BUILDDIR STEPLOG: names each test the automake driver marked
+# FAIL or ERROR in one step's output, with the failed checks and the last
+# lines of that test's own log, so the cause is in check.sh's output.
+show_failures() {
+    local dir=$1 steplog=$2 t
+    for t in $(sed -n 's/^\(FAIL\|ERROR\): \([^ ]*\).*/\2/p' "$steplog" | sort -u); do
+        echo "    failed test: $t"
+        [ -f "$dir/$t.log" ] || continue
+        grep -E ':[FE]:|[Ff]ailed|ERROR|Sanitizer|timeout' "$dir/$t.log" | head -n 20 |
+            sed 's/^/    | /'
+        echo "    | (last lines)"
+        tail -n 10 "$dir/$t.log" | sed 's/^/    | /'
+    done
 }
 
 # configure_in DIR ARGS...: configures a build tree (in a subshell, so the
