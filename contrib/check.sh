@@ -116,14 +116,17 @@ run_tests() {
 # FAIL or ERROR in one step's output, with the failed checks and the last
 # lines of that test's own log, so the cause is in check.sh's output.
 show_failures() {
-    local dir=$1 steplog=$2 t
+    local dir=$1 steplog=$2 t log
     for t in $(sed -n 's/^\(FAIL\|ERROR\): \([^ ]*\).*/\2/p' "$steplog" | sort -u); do
         echo "    failed test: $t"
-        [ -f "$dir/$t.log" ] || continue
-        grep -E ':[FE]:|[Ff]ailed|ERROR|Sanitizer|timeout' "$dir/$t.log" | head -n 20 |
+        # A shell test's log drops its extension (test/x/y.sh: test/x/y.log).
+        log="$dir/$t.log"
+        [ -f "$log" ] || log="$dir/${t%.*}.log"
+        [ -f "$log" ] || continue
+        grep -E ':[FE]:|^FAIL|[Ff]ailed|ERROR|Sanitizer|timeout|expect-mux:' "$log" | head -n 20 |
             sed 's/^/    | /'
         echo "    | (last lines)"
-        tail -n 10 "$dir/$t.log" | sed 's/^/    | /'
+        tail -n 10 "$log" | sed 's/^/    | /'
     done
 }
 
