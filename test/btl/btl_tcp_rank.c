@@ -9,6 +9,13 @@
  *   btl_tcp_rank forged          rank 1 gets and puts with handles it
  *                                altered; rank 0 refuses each, and rank
  *                                1's operations complete with the error
+ *   btl_tcp_rank sockopts IDLE INTVL PROBES USER_MS
+ *                                after a message each way, every
+ *                                connected TCP socket of the process (all
+ *                                btl/tcp's: the launcher's channel is a
+ *                                Unix socket) has keepalive on with these
+ *                                settings (IDLE 0: keepalive off) and
+ *                                TCP_USER_TIMEOUT USER_MS
  *
  * KIND: type (a frame of unknown type), am-size (a message over the
  * limit), reply (a put acknowledgement to no request), status (an active
@@ -26,6 +33,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +159,78 @@ static bool send_am(uint32_t rank, mca_btl_base_tag_t tag, const void *data, siz
         }
         (void) opal_progress();
     }
+}
+
+/* ------------------------------------------------------------ sockopts */
+
+/* The connected TCP sockets among the process's descriptors. */
+static bool is_connected_tcp(int fd)
+{
+    int type = 0, listening = 0;
+    socklen_t len = sizeof(type);
+    struct sockaddr_in peer;
+    socklen_t plen = sizeof(peer);
+    if (0 != getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || SOCK_STREAM != type) {
+        return false;
+    }
+    len = sizeof(listening);
+    if (0 != getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || listening) {
+        return false;
+    }
+    return 0 == getpeername(fd, (struct sockaddr *) &peer, &plen) && AF_INET == peer.sin_family;
+}
+
+static int sockopt_int(int fd, int level, int name)
+{
+    int v = -1;
+    socklen_t len = sizeof(v);
+    return 0 == getsockopt(fd, level, name, &v, &len) ? v : -1;
+}
+
+static bool run_sockopts(char **argv)
+{
+    int want_idle = atoi(argv[2]), want_intvl = atoi(argv[3]), want_cnt = atoi(argv[4]);
+    int want_user = atoi(argv[5]);
+    uint32_t other = 1 - my_rank;
+    if (0 == my_rank) {
+        if (!send_am(other, TAG_DONE, "done", 4) || !wait_for(&done_received, "rank 1's message")) {
+            return false;
+        }
+    } else if (!wait_for(&done_received, "rank 0's message") ||
+               !send_am(other, TAG_DONE, "done", 4)) {
+        return false;
+    }
+    int checked = 0;
+    bool ok = true;
+    for (int fd = 0; fd < 1024; ++fd) {
+        if (!is_connected_tcp(fd)) {
+            continue;
+        }
+        ++checked;
+        int keepalive = sockopt_int(fd, SOL_SOCKET, SO_KEEPALIVE);
+        int idle = sockopt_int(fd, IPPROTO_TCP, TCP_KEEPIDLE);
+        int intvl = sockopt_int(fd, IPPROTO_TCP, TCP_KEEPINTVL);
+        int cnt = sockopt_int(fd, IPPROTO_TCP, TCP_KEEPCNT);
+        int user = sockopt_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT);
+        say("socket %d: keepalive %d, idle %d s, interval %d s, %d probes, user timeout %d ms", fd,
+            keepalive, idle, intvl, cnt, user);
+        if (0 == want_idle
+                ? 0 != keepalive
+                : 1 != keepalive || idle != want_idle || intvl != want_intvl || cnt != want_cnt) {
+            fail("socket %d: keepalive is not as asked (%d s idle, %d s apart, %d probes)", fd,
+                 want_idle, want_intvl, want_cnt);
+            ok = false;
+        }
+        if (user != want_user) {
+            fail("socket %d: user timeout %d ms, not %d", fd, user, want_user);
+            ok = false;
+        }
+    }
+    if (0 == checked) {
+        fail("no connected TCP socket found");
+        return false;
+    }
+    return ok && !broken;
 }
 
 /* ------------------------------------------------------------ intruder */
@@ -427,8 +507,10 @@ static bool run_forged(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (0 == strcmp(argv[1], "intruder") && argc < 3)) {
-        fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged\n");
+    if (argc < 2 || (0 == strcmp(argv[1], "intruder") && argc < 3) ||
+        (0 == strcmp(argv[1], "sockopts") && argc < 6)) {
+        fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged | sockopts IDLE INTVL "
+                        "PROBES USER_MS\n");
         return 2;
     }
     deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
@@ -446,7 +528,9 @@ int main(int argc, char **argv)
         (void) mca_btl_base_register_error_cb(error_cb);
         if (OPAL_SUCCESS == opal_fence(true) && OPAL_SUCCESS == mca_btl_base_add_all_procs() &&
             OPAL_SUCCESS == opal_fence(false)) {
-            bool ok = 0 == strcmp(argv[1], "forged") ? run_forged() : run_intruder(argv[2]);
+            bool ok = 0 == strcmp(argv[1], "forged")     ? run_forged()
+                      : 0 == strcmp(argv[1], "sockopts") ? run_sockopts(argv)
+                                                         : run_intruder(argv[2]);
             ok = OPAL_SUCCESS == opal_fence(false) && ok;
             status = ok ? 0 : 1;
         }

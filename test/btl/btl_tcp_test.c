@@ -68,16 +68,20 @@ START_TEST(tcp_with_small_socket_buffers_still_moves_everything)
 }
 END_TEST
 
-/* Runs `mcarun -np 2 --mca btl self,tcp btl_tcp_rank args...` and checks
- * that both ranks passed, and that the output holds expect (or NULL). */
-static void tcp_rank(const char *const *args, const char *expect)
+/* Runs `mcarun -np 2 --mca btl self,tcp mca... btl_tcp_rank args...` and
+ * checks that both ranks passed, and that the output holds expect (or
+ * NULL). */
+static void tcp_rank_mca(const char *const *mca, const char *const *args, const char *expect)
 {
     char prog[4096];
     snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
-    const char *argv[32] = {"-np", "2", "--timeout", "90", "--mca", "btl", "self,tcp"};
+    const char *argv[48] = {"-np", "2", "--timeout", "90", "--mca", "btl", "self,tcp"};
     int n = 7;
+    for (int i = 0; NULL != mca && NULL != mca[i] && n < 30; ++i) {
+        argv[n++] = mca[i];
+    }
     argv[n++] = prog;
-    for (int i = 0; NULL != args[i] && n < 31; ++i) {
+    for (int i = 0; NULL != args[i] && n < 47; ++i) {
         argv[n++] = args[i];
     }
     argv[n] = NULL;
@@ -100,6 +104,11 @@ static void tcp_rank(const char *const *args, const char *expect)
                      run.status, NULL != expect ? expect : "");
     }
     mcarun_test_run_free(&run);
+}
+
+static void tcp_rank(const char *const *args, const char *expect)
+{
+    tcp_rank_mca(NULL, args, expect);
 }
 
 START_TEST(a_frame_of_unknown_type_drops_the_peer_with_the_reason)
@@ -151,6 +160,36 @@ START_TEST(forged_handles_are_refused_by_the_owner)
 }
 END_TEST
 
+START_TEST(keepalive_and_user_timeout_are_set_on_every_connection)
+{
+    /* The defaults: keepalive after 60 s idle, 5 s apart, 6 probes; the
+     * kernel's user timeout. */
+    const char *defaults[] = {"sockopts", "60", "5", "6", "0", NULL};
+    tcp_rank(defaults, "rank 1: socket");
+    const char *mca[] = {
+        "--mca", "btl_tcp_keepalive_time",   "7", "--mca", "btl_tcp_keepalive_intvl", "3",
+        "--mca", "btl_tcp_keepalive_probes", "4", "--mca", "btl_tcp_user_timeout",    "2500",
+        NULL};
+    const char *args[] = {"sockopts", "7", "3", "4", "2500", NULL};
+    tcp_rank_mca(mca, args, "rank 0: socket");
+    const char *off_mca[] = {"--mca", "btl_tcp_keepalive_time", "0", NULL};
+    const char *off[] = {"sockopts", "0", "0", "0", "0", NULL};
+    tcp_rank_mca(off_mca, off, "rank 0: socket");
+}
+END_TEST
+
+START_TEST(keepalive_settings_outside_the_kernels_bounds_are_said_and_bounded)
+{
+    const char *mca[] = {
+        "--mca", "btl_tcp_keepalive_intvl", "0", "--mca", "btl_tcp_keepalive_probes", "500", NULL};
+    const char *args[] = {"sockopts", "60", "1", "127", "0", NULL};
+    tcp_rank_mca(mca, args,
+                 "btl_tcp_keepalive_probes 500 is outside 1..127 (the kernel's bounds): 127 used");
+    tcp_rank_mca(mca, args,
+                 "btl_tcp_keepalive_intvl 0 is outside 1..32767 (the kernel's bounds): 1 used");
+}
+END_TEST
+
 int main(void)
 {
     /* Under valgrind the sendi case stops at 16 times fewer messages than
@@ -173,5 +212,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_handshake_from_another_job_is_refused_and_said_once);
     OPAL_TEST_ADD(s, a_silent_connection_is_closed_at_its_deadline_while_the_owner_sleeps);
     OPAL_TEST_ADD(s, forged_handles_are_refused_by_the_owner);
+    OPAL_TEST_ADD(s, keepalive_and_user_timeout_are_set_on_every_connection);
+    OPAL_TEST_ADD(s, keepalive_settings_outside_the_kernels_bounds_are_said_and_bounded);
     return btl_suite_main(s);
 }

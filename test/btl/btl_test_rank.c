@@ -55,6 +55,11 @@ static const btl_test_case_t cases[] = {
     {"portdown", btl_test_case_portdown,
      "TRANSPORT COMMAND: one of two modules to the peer fails (COMMAND); its error callback "
      "names it, the other goes on"},
+    {"linkdown", btl_test_case_linkdown,
+     "idle|busy|none SECONDS CUT [RESTORE]: the only link to the peer on another host is cut "
+     "(CUT); the peer is reported failed by time-out within SECONDS (idle: keepalive; busy: "
+     "unacknowledged data), or with none, not at all, and the connection works again after "
+     "RESTORE"},
     {NULL, NULL, NULL},
 };
 

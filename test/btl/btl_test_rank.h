@@ -159,6 +159,7 @@ bool btl_test_case_rdma_again(int argc, char **argv);
 bool btl_test_case_killed(int argc, char **argv);
 int btl_test_killed_register(void);
 bool btl_test_case_portdown(int argc, char **argv);
+bool btl_test_case_linkdown(int argc, char **argv);
 int btl_test_portdown_register(void);
 
 /* The error callback: records the failed rank and says so. */

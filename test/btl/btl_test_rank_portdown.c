@@ -17,12 +17,14 @@
  */
 #include "opal/opal_config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_timer.h"
 #include "test/btl/btl_test_rank.h"
 
 /* What each module received from the peer, and the victim's reports. */
@@ -124,6 +126,22 @@ static bool reported(void *arg)
     return victim_reported;
 }
 
+/* Rank 0 runs command (the others return true at once); false after
+ * saying how it failed. */
+static bool rank0_runs(const char *command)
+{
+    if (0 != btl_test.rank) {
+        return true;
+    }
+    btl_test_say("running: %s", command);
+    int status = system(command);
+    if (0 != status) {
+        btl_test_fail("'%s' failed (status %d)", command, status);
+        return false;
+    }
+    return true;
+}
+
 bool btl_test_case_portdown(int argc, char **argv)
 {
     if (argc < 4 || 2 != btl_test.size) {
@@ -172,13 +190,8 @@ bool btl_test_case_portdown(int argc, char **argv)
     if (!btl_test_barrier()) {
         return false;
     }
-    if (0 == btl_test.rank) {
-        btl_test_say("running: %s", argv[3]);
-        int status = system(argv[3]);
-        if (0 != status) {
-            btl_test_fail("'%s' failed (status %d)", argv[3], status);
-            return false;
-        }
+    if (!rank0_runs(argv[3])) {
+        return false;
     }
     if (!btl_test_wait(reported, NULL, "the error callback of the failed port")) {
         return false;
@@ -213,5 +226,126 @@ bool btl_test_case_portdown(int argc, char **argv)
     }
     btl_test_say("%s still carries messages after %s failed", modules[survivor]->btl_transport,
                  victim_transport);
+    return true;
+}
+
+/* ------------------------------------------------------------ linkdown */
+
+/*
+ * The linkdown case: a job of two ranks on two hosts whose only path is
+ * one link (the two network namespaces of test/btl/netns). After a message
+ * each way, rank 0 cuts the link (CUT, e.g. "ip link set veth0 down"):
+ * nothing is closed, no packet says the peer is gone, as when a host loses
+ * power. What each rank must then see depends on MODE:
+ *
+ *   linkdown idle SECONDS CUT          no traffic after the cut: the error
+ *                                      callback for the peer within SECONDS,
+ *                                      its reason a time-out (keepalive)
+ *   linkdown busy SECONDS CUT          both keep sending: the same (sent
+ *                                      data unacknowledged, TCP_USER_TIMEOUT)
+ *   linkdown none SECONDS CUT RESTORE  the control: no error callback for
+ *                                      SECONDS of idleness (keepalive off),
+ *                                      then rank 0 restores the link and a
+ *                                      message goes each way again
+ *
+ * The link is left cut in the first two modes: the command that runs the
+ * job restores it afterwards.
+ */
+static char lost_info[512];
+
+static void linkdown_cb(struct mca_btl_base_module_t *btl, int32_t flags,
+                        const opal_proc_t *errproc, const char *info)
+{
+    if (NULL != errproc && !btl_test.failed[errproc->proc_name.vpid] && NULL != info) {
+        snprintf(lost_info, sizeof(lost_info), "%s", info);
+    }
+    btl_test_error_cb(btl, flags, errproc, info);
+}
+
+/* A message each way over the module the multiplexer sends over; want is
+ * the count of messages from the peer to wait for. */
+static bool exchange(mca_btl_base_peer_t *peer, unsigned want)
+{
+    if (!send_until_taken(0, peer->send[0].endpoint)) {
+        return false;
+    }
+    want_t w = {0, want};
+    return btl_test_wait(got, &w, "a message from the peer");
+}
+
+bool btl_test_case_linkdown(int argc, char **argv)
+{
+    bool idle = argc >= 5 && 0 == strcmp(argv[2], "idle");
+    bool busy = argc >= 5 && 0 == strcmp(argv[2], "busy");
+    bool none = argc >= 6 && 0 == strcmp(argv[2], "none");
+    char *end = NULL;
+    unsigned long seconds = argc >= 5 ? strtoul(argv[3], &end, 10) : 0;
+    if ((!idle && !busy && !none) || NULL == end || '\0' != *end || 0 == seconds ||
+        2 != btl_test.size) {
+        btl_test_fail("usage: linkdown idle|busy SECONDS CUT, or linkdown none SECONDS CUT "
+                      "RESTORE, in a job of two ranks");
+        return false;
+    }
+    const char *cut = argv[4];
+    uint32_t other = 1 - btl_test.rank;
+    mca_btl_base_peer_t *peer = btl_test_peer(other);
+    nmodules = 1;
+    modules[0] = peer->send[0].btl;
+    btl_test.expect_failures = !none;
+    (void) mca_btl_base_register_error_cb(linkdown_cb);
+    if (!exchange(peer, 1) || !btl_test_barrier()) {
+        return false;
+    }
+    btl_test_say("a message each way over %s", btl_test_module_name(modules[0]));
+    if (0 == btl_test.rank) {
+        /* Half a second for the last acknowledgements (TCP delays one by up
+         * to 200 ms): data still unacknowledged at the cut would be the
+         * busy mode's case, which keepalive does not cover. */
+        uint64_t settled = opal_timer_ns() + UINT64_C(500000000);
+        while (opal_timer_ns() < settled) {
+            (void) opal_progress();
+        }
+    }
+    if (!rank0_runs(cut)) {
+        return false;
+    }
+    uint64_t start = opal_timer_ns();
+    uint64_t until = start + seconds * UINT64_C(1000000000);
+    uint64_t n = 0;
+    while (!btl_test.failed[other] && opal_timer_ns() < until) {
+        if (busy) {
+            (void) send_over(0, peer->send[0].endpoint);
+        }
+        (void) opal_progress();
+        if (0 == ++n % 1024 && btl_test.broken) {
+            return false;
+        }
+    }
+    double after = (double) (opal_timer_ns() - start) / 1e9;
+    if (none) {
+        if (btl_test.failed[other]) {
+            btl_test_fail("rank %" PRIu32 " was reported failed %.1f s after the cut, with "
+                          "keepalive off and nothing sent: %s",
+                          other, after, lost_info);
+            return false;
+        }
+        btl_test_say("no error callback in %lu s of idleness with the link cut", seconds);
+        if (!rank0_runs(argv[5]) || !exchange(peer, 2)) {
+            return false;
+        }
+        btl_test_say("the connection carries messages again once the link is back");
+        return true;
+    }
+    if (!btl_test.failed[other]) {
+        btl_test_fail("no error callback for rank %" PRIu32 " within %lu s of the cut (%s)", other,
+                      seconds, busy ? "sending" : "idle");
+        return false;
+    }
+    if (NULL == strstr(lost_info, "timed out")) {
+        btl_test_fail("the reason is not a time-out: %s", lost_info);
+        return false;
+    }
+    btl_test_say("lost rank %" PRIu32 " %.1f s after the cut (%s)", other, after,
+                 busy ? "sending" : "idle");
     return true;
 }

@@ -41,6 +41,14 @@ netns_setup || { echo "btl_netns_test: cannot set up the namespaces" >&2; exit 1
 prefix=$netns_prefix
 export NETNS_RANK=$here/netns-rank.sh NETNS_PREFIX=$netns_prefix
 export TCP_MCA="--mca btl self,ofi --mca ofi_provider_include tcp;ofi_rxm"
+export BTL_TCP_MCA="--mca btl self,tcp"
+# Gives host 0 its address back (a linkdown case took it away).
+link_restore() {
+    ip -n "${NETNS_PREFIX}h0" addr replace 10.77.0.1/24 dev mcanet0
+}
+export -f link_restore
+# Run on host 0 by a linkdown case: host 0 leaves the network silently.
+export LINK_CUT="echo 0 >/proc/sys/net/ipv4/ip_forward && ip addr del 10.77.0.1/24 dev mcanet0"
 export EXPECT=$here/expect-send-over.sh EXPECT_UNREACHABLE=$here/expect-unreachable.sh
 
 echo "== the two hosts ($prefix)"

@@ -282,6 +282,13 @@ typedef struct mca_btl_tcp_component_t {
     unsigned free_list_max;
     unsigned finalize_timeout_ms;
     size_t splice_min;
+    /* Dead-peer detection by the kernel: keepalive probes on an idle
+     * connection (seconds; time 0: none) and the longest time sent data
+     * may stay unacknowledged (TCP_USER_TIMEOUT, ms; 0: the kernel's). */
+    unsigned keepalive_time;
+    unsigned keepalive_intvl;
+    unsigned keepalive_probes;
+    unsigned user_timeout_ms;
     /* Splicing works here (cleared when vmsplice refuses once). */
     bool splice_ok;
 } mca_btl_tcp_component_t;
@@ -325,6 +332,10 @@ int mca_btl_tcp_endpoint_connect(mca_btl_tcp_endpoint_t *ep);
  * the connection and completes everything queued or waiting for it with
  * OPAL_ERR_UNREACH. */
 void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what);
+/* The peer failed because reading or writing (doing) its connection gave
+ * err: the reason names the error, and for ETIMEDOUT which setting timed
+ * it out. */
+void mca_btl_tcp_io_failed(mca_btl_tcp_endpoint_t *ep, const char *doing, int err);
 
 /* Accepts what is pending on the listening socket. */
 int mca_btl_tcp_accept(mca_btl_tcp_module_t *module);

@@ -85,7 +85,7 @@ static int tcp_register(void)
     rc = register_own("if_include",
                       "Comma-separated interface names whose IPv4 addresses are published "
                       "(default: every interface that is up, loopback only when there is no "
-                      "other); peers on this node always connect through 127.0.0.1",
+                      "other); a peer on this node is tried on 127.0.0.1 first",
                       MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->if_include);
     if (OPAL_SUCCESS == rc) {
         c->port_min = 0;
@@ -149,7 +149,64 @@ static int tcp_register(void)
                           "go out before it closes the connections",
                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_6, &c->finalize_timeout_ms);
     }
+    if (OPAL_SUCCESS == rc) {
+        c->keepalive_time = 60;
+        rc = register_own("keepalive_time",
+                          "Seconds a connection may stay idle before the kernel probes the peer "
+                          "(TCP keepalive); a peer that answers no probe is reported failed, so "
+                          "a host that died silently is found even when nothing is sent to it. "
+                          "0: no keepalive",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->keepalive_time);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->keepalive_intvl = 5;
+        rc = register_own("keepalive_intvl", "Seconds between keepalive probes (1 to 32767)",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->keepalive_intvl);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->keepalive_probes = 6;
+        rc = register_own("keepalive_probes",
+                          "Unanswered keepalive probes after which the peer is reported failed "
+                          "(1 to 127)",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->keepalive_probes);
+    }
+    if (OPAL_SUCCESS == rc) {
+        c->user_timeout_ms = 0;
+        rc = register_own("user_timeout",
+                          "Milliseconds data sent to a peer may stay unacknowledged before the "
+                          "peer is reported failed (TCP_USER_TIMEOUT; with keepalive on, it also "
+                          "ends the probing). 0: the kernel's retransmission limit, about 15 "
+                          "minutes. Set it above the longest time a peer may go without "
+                          "reading: some kernels also apply it to a peer whose window stays shut",
+                          MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->user_timeout_ms);
+    }
     return rc;
+}
+
+/* The kernel's bounds for the keepalive settings (TCP_KEEPIDLE and
+ * TCP_KEEPINTVL up to 32767 s, TCP_KEEPCNT up to 127): a value outside
+ * them is said and replaced by the nearest bound. */
+static void check_keepalive(void)
+{
+    mca_btl_tcp_component_t *c = &mca_btl_tcp_component;
+    const struct {
+        const char *name;
+        unsigned *value;
+        unsigned min, max;
+    } bounds[] = {
+        {"btl_tcp_keepalive_time", &c->keepalive_time, 0, 32767},
+        {"btl_tcp_keepalive_intvl", &c->keepalive_intvl, 1, 32767},
+        {"btl_tcp_keepalive_probes", &c->keepalive_probes, 1, 127},
+    };
+    for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); ++i) {
+        unsigned v = *bounds[i].value;
+        unsigned used = v < bounds[i].min ? bounds[i].min : v > bounds[i].max ? bounds[i].max : v;
+        if (used != v) {
+            opal_output(0, "btl/tcp: %s %u is outside %u..%u (the kernel's bounds): %u used",
+                        bounds[i].name, v, bounds[i].min, bounds[i].max, used);
+            *bounds[i].value = used;
+        }
+    }
 }
 
 static int tcp_open(void)
@@ -258,6 +315,7 @@ static mca_btl_base_module_t **tcp_init(int *num_btls, bool enable_progress_thre
             *bufs[i] = MCA_BTL_TCP_MIN_SOCKBUF;
         }
     }
+    check_keepalive();
     mca_btl_tcp_module_t *module = NULL;
     char *why = NULL;
     mca_btl_tcp_addr_t addr;

@@ -142,6 +142,19 @@ static void tune_socket(int fd)
         int v = (int) c->rcvbuf;
         (void) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
     }
+    /* The values are within the kernel's bounds (check_keepalive). */
+    if (c->keepalive_time > 0) {
+        int idle = (int) c->keepalive_time, intvl = (int) c->keepalive_intvl,
+            cnt = (int) c->keepalive_probes;
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+        (void) setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    }
+    if (c->user_timeout_ms > 0) {
+        unsigned ms = c->user_timeout_ms;
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+    }
 }
 
 static int watch(mca_btl_tcp_module_t *module, mca_btl_tcp_pollable_t *p, uint32_t events)
@@ -221,9 +234,9 @@ static int connect_next(mca_btl_tcp_endpoint_t *ep, const char *last_error)
         if (OPAL_SUCCESS == start_connect(ep, err, sizeof(err))) {
             return OPAL_SUCCESS;
         }
-        if (ep->addr_index < 0) {
-            break; /* a peer on this node: 127.0.0.1 or nothing */
-        }
+        /* From 127.0.0.1 (the guess for a peer on this node) on to the
+         * addresses it published: a launcher that calls two network
+         * namespaces one node (containers) is not wrong about much else. */
         ++ep->addr_index;
     }
     mca_btl_tcp_peer_failed(ep, err);
@@ -281,6 +294,29 @@ static bool connected(mca_btl_tcp_endpoint_t *ep)
     return true;
 }
 
+/* The connection to the current address failed (err): the next one. */
+static void try_next_address(mca_btl_tcp_endpoint_t *ep, const char *err)
+{
+    unwatch_close(ep->module, ep->poll.fd);
+    ep->poll.fd = -1;
+    ep->state = MCA_BTL_TCP_EP_CLOSED;
+    ++ep->addr_index;
+    (void) connect_next(ep, err);
+}
+
+/* The handshake failed (err). Through 127.0.0.1 it may have reached
+ * another process that has the peer's port in this network namespace:
+ * the peer's published addresses are tried next. Otherwise the peer
+ * itself answered wrong. */
+static void handshake_failed(mca_btl_tcp_endpoint_t *ep, const char *err)
+{
+    if (ep->addr_index < 0) {
+        try_next_address(ep, err);
+    } else {
+        mca_btl_tcp_peer_failed(ep, err);
+    }
+}
+
 /* The connecting side: connect() finished, or the handshake answer. */
 static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
 {
@@ -299,15 +335,7 @@ static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
             snprintf(err, sizeof(err), "cannot connect to %s: %s",
                      ep_address(ep, where, sizeof(where)),
                      strerror(0 != soerr ? soerr : ECONNRESET));
-            unwatch_close(module, ep->poll.fd);
-            ep->poll.fd = -1;
-            ep->state = MCA_BTL_TCP_EP_CLOSED;
-            if (ep->addr_index >= 0) {
-                ++ep->addr_index;
-            } else {
-                ep->addr_index = (int) ep->addr.count;
-            }
-            (void) connect_next(ep, err);
+            try_next_address(ep, err);
             return 1;
         }
         ep->state = MCA_BTL_TCP_EP_HELLO_SENT;
@@ -326,7 +354,7 @@ static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
     if (n <= 0) {
         snprintf(err, sizeof(err), "%s closed the connection during the handshake (%s)",
                  ep_address(ep, where, sizeof(where)), 0 == n ? "end of stream" : strerror(errno));
-        mca_btl_tcp_peer_failed(ep, err);
+        handshake_failed(ep, err);
         return 1;
     }
     (void) recv(ep->poll.fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -341,7 +369,7 @@ static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
         }
         snprintf(err, sizeof(err), "%s answered with a malformed handshake: %s",
                  ep_address(ep, where, sizeof(where)), detail);
-        mca_btl_tcp_peer_failed(ep, err);
+        handshake_failed(ep, err);
         return 1;
     }
     if (MCA_BTL_TCP_REJECT == hello.kind) {
@@ -634,6 +662,33 @@ void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what)
                    op->cbdata, OPAL_ERR_UNREACH);
         opal_free_list_return(&module->rdma_ops, &op->super);
     }
+}
+
+void mca_btl_tcp_io_failed(mca_btl_tcp_endpoint_t *ep, const char *doing, int err)
+{
+    const mca_btl_tcp_component_t *c = &mca_btl_tcp_component;
+    char hint[192] = "";
+    if (ETIMEDOUT == err) {
+        if (c->keepalive_time > 0 && c->user_timeout_ms > 0) {
+            snprintf(hint, sizeof(hint),
+                     " (no answer to keepalive probes, or data unacknowledged for %u ms: "
+                     "btl_tcp_keepalive_*, btl_tcp_user_timeout)",
+                     c->user_timeout_ms);
+        } else if (c->keepalive_time > 0) {
+            snprintf(hint, sizeof(hint),
+                     " (no answer to %u keepalive probes %u s apart after %u s idle, or sent "
+                     "data never acknowledged: btl_tcp_keepalive_*)",
+                     c->keepalive_probes, c->keepalive_intvl, c->keepalive_time);
+        } else if (c->user_timeout_ms > 0) {
+            snprintf(hint, sizeof(hint), " (data unacknowledged for %u ms: btl_tcp_user_timeout)",
+                     c->user_timeout_ms);
+        } else {
+            snprintf(hint, sizeof(hint), " (sent data never acknowledged)");
+        }
+    }
+    char what[320];
+    snprintf(what, sizeof(what), "%s its connection failed: %s%s", doing, strerror(err), hint);
+    mca_btl_tcp_peer_failed(ep, what);
 }
 
 void mca_btl_tcp_endpoints_release(mca_btl_tcp_module_t *module)

@@ -182,13 +182,11 @@ static ssize_t fill(mca_btl_tcp_endpoint_t *ep, bool *drained)
     if (n < 0 && (EAGAIN == errno || EWOULDBLOCK == errno || EINTR == errno)) {
         return 0;
     }
-    char what[128];
     if (0 == n) {
-        snprintf(what, sizeof(what), "its connection ended");
+        mca_btl_tcp_peer_failed(ep, "its connection ended");
     } else {
-        snprintf(what, sizeof(what), "reading from its connection failed: %s", strerror(errno));
+        mca_btl_tcp_io_failed(ep, "reading from", errno);
     }
-    mca_btl_tcp_peer_failed(ep, what);
     return -1;
 }
 
@@ -230,13 +228,11 @@ static ssize_t read_data(mca_btl_tcp_endpoint_t *ep, bool *drained)
         return 0;
     }
     if (n <= 0) {
-        char what[128];
         if (0 == n) {
-            snprintf(what, sizeof(what), "its connection ended in the middle of a transfer");
+            mca_btl_tcp_peer_failed(ep, "its connection ended in the middle of a transfer");
         } else {
-            snprintf(what, sizeof(what), "reading from its connection failed: %s", strerror(errno));
+            mca_btl_tcp_io_failed(ep, "reading from", errno);
         }
-        mca_btl_tcp_peer_failed(ep, what);
         return -1;
     }
     *drained = (size_t) n < want;

@@ -291,9 +291,7 @@ int mca_btl_tcp_flush_queue(mca_btl_tcp_endpoint_t *ep)
         bool gather = NULL != out->next && (out->splice < 0 || !mca_btl_tcp_component.splice_ok);
         ssize_t n = gather ? write_gathered(ep) : write_out_ep(ep, out);
         if (n < 0) {
-            char what[128];
-            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
-            mca_btl_tcp_peer_failed(ep, what);
+            mca_btl_tcp_io_failed(ep, "writing to", errno);
             return OPAL_ERR_UNREACH;
         }
         /* Every item the write finished completes, in order. */
@@ -339,9 +337,7 @@ void mca_btl_tcp_enqueue(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out)
         }
         if (n < 0) {
             ep->sendq.head = ep->sendq.tail = out;
-            char what[128];
-            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
-            mca_btl_tcp_peer_failed(ep, what);
+            mca_btl_tcp_io_failed(ep, "writing to", errno);
             return;
         }
     }
@@ -432,10 +428,8 @@ int mca_btl_tcp_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
         }
         frag->queued = true;
         if (n < 0) {
-            char what[128];
-            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
             frag->queued = false;
-            mca_btl_tcp_peer_failed(endpoint, what);
+            mca_btl_tcp_io_failed(endpoint, "writing to", errno);
             OPAL_THREAD_UNLOCK(&module->lock);
             return OPAL_ERR_UNREACH;
         }
@@ -482,9 +476,7 @@ int mca_btl_tcp_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
             return OPAL_SUCCESS;
         }
         if (n < 0) {
-            char what[128];
-            snprintf(what, sizeof(what), "writing to its connection failed: %s", strerror(errno));
-            mca_btl_tcp_peer_failed(endpoint, what);
+            mca_btl_tcp_io_failed(endpoint, "writing to", errno);
             OPAL_THREAD_UNLOCK(&module->lock);
             return OPAL_ERR_UNREACH;
         }
@@ -498,7 +490,7 @@ int mca_btl_tcp_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
                 while (!out_finished(&out)) {
                     n = write_out(endpoint->poll.fd, &out);
                     if (n < 0) {
-                        mca_btl_tcp_peer_failed(endpoint, "writing to its connection failed");
+                        mca_btl_tcp_io_failed(endpoint, "writing to", errno);
                         OPAL_THREAD_UNLOCK(&module->lock);
                         return OPAL_ERR_UNREACH;
                     }
