@@ -332,6 +332,8 @@ int mca_btl_tcp_endpoint_connect(mca_btl_tcp_endpoint_t *ep);
  * the connection and completes everything queued or waiting for it with
  * OPAL_ERR_UNREACH. */
 void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what);
+/* Frees a connection's receive buffer (its peer is gone). */
+void mca_btl_tcp_release_rbuf(mca_btl_tcp_endpoint_t *ep);
 /* The peer failed because reading or writing (doing) its connection gave
  * err: the reason names the error, and for ETIMEDOUT which setting timed
  * it out. */

@@ -613,6 +613,13 @@ void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module)
 
 /* -------------------------------------------------------------- failure */
 
+void mca_btl_tcp_release_rbuf(mca_btl_tcp_endpoint_t *ep)
+{
+    free(ep->rbuf);
+    ep->rbuf = NULL;
+    ep->rhead = ep->rtail = 0;
+}
+
 /* Drops what the pipe holds (it was for a connection that is gone). */
 static void close_pipe(mca_btl_tcp_endpoint_t *ep)
 {
@@ -634,6 +641,12 @@ void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what)
     unwatch_close(module, ep->poll.fd);
     ep->poll.fd = -1;
     close_pipe(ep);
+    /* A gone peer never connects again: its receive buffer goes now, or
+     * when the receive pass that found it gone is out of it (a callback
+     * may still be reading a message in it). */
+    if (!ep->in_recv) {
+        mca_btl_tcp_release_rbuf(ep);
+    }
     char info[512];
     snprintf(info, sizeof(info), "btl/tcp: %s failed: %s", mca_btl_tcp_peer_name(ep), what);
     if (module->finalizing || ep->said_bye) {

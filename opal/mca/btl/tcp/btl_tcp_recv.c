@@ -288,6 +288,10 @@ int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
         budget -= (size_t) n;
     }
     ep->in_recv = false;
+    if (MCA_BTL_TCP_EP_GONE == ep->state) {
+        mca_btl_tcp_release_rbuf(ep);
+        return events;
+    }
     /* What the frames' callbacks sent meanwhile was held back (corked) to
      * go out now in one write. */
     if (NULL != ep->sendq.head && MCA_BTL_TCP_EP_CONNECTED == ep->state) {
