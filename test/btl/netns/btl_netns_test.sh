@@ -50,6 +50,7 @@ export -f link_restore
 # Run on host 0 by a linkdown case: host 0 leaves the network silently.
 export LINK_CUT="echo 0 >/proc/sys/net/ipv4/ip_forward && ip addr del 10.77.0.1/24 dev mcanet0"
 export EXPECT=$here/expect-send-over.sh EXPECT_UNREACHABLE=$here/expect-unreachable.sh
+export ALONE_PAIR=$here/alone-pair.sh
 
 echo "== the two hosts ($prefix)"
 if [ -x "$build/examples/hello" ]; then
