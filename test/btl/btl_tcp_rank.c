@@ -13,7 +13,8 @@
  *                                after a message each way, every
  *                                connected TCP socket of the process (all
  *                                btl/tcp's: the launcher's channel is a
- *                                Unix socket) has keepalive on with these
+ *                                Unix socket), IPv4 or IPv6, has
+ *                                keepalive on with these
  *                                settings (IDLE 0: keepalive off) and
  *                                TCP_USER_TIMEOUT USER_MS
  *
@@ -168,7 +169,7 @@ static bool is_connected_tcp(int fd)
 {
     int type = 0, listening = 0;
     socklen_t len = sizeof(type);
-    struct sockaddr_in peer;
+    struct sockaddr_storage peer;
     socklen_t plen = sizeof(peer);
     if (0 != getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || SOCK_STREAM != type) {
         return false;
@@ -177,7 +178,10 @@ static bool is_connected_tcp(int fd)
     if (0 != getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) || listening) {
         return false;
     }
-    return 0 == getpeername(fd, (struct sockaddr *) &peer, &plen) && AF_INET == peer.sin_family;
+    /* An accepted connection is IPv6 (with an IPv4-mapped peer) when the
+     * listening socket takes both families. */
+    return 0 == getpeername(fd, (struct sockaddr *) &peer, &plen) &&
+           (AF_INET == peer.ss_family || AF_INET6 == peer.ss_family);
 }
 
 static int sockopt_int(int fd, int level, int name)

@@ -12,9 +12,12 @@
  */
 #include "opal/opal_config.h"
 
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "test/btl/btl_test_suite.h"
 
@@ -190,6 +193,62 @@ START_TEST(keepalive_settings_outside_the_kernels_bounds_are_said_and_bounded)
 }
 END_TEST
 
+/* This machine can listen on and connect to ::1. */
+static bool have_ipv6_loopback(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd < 0) {
+        return false;
+    }
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    bool ok = 0 == bind(fd, (struct sockaddr *) &sa, sizeof(sa));
+    close(fd);
+    return ok;
+}
+
+START_TEST(each_address_family_carries_the_traffic_and_says_where_it_connected)
+{
+    const struct {
+        const char *family;
+        const char *at; /* what the connections' verbose line must show */
+    } runs[] = {{"ipv4", "at 127.0.0.1:"}, {"ipv6", "at [::1]:"}, {"any", "at 127.0.0.1:"}};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); ++i) {
+        if (0 == strcmp(runs[i].family, "ipv6") && !have_ipv6_loopback()) {
+            printf("btl_tcp_test: no IPv6 loopback here: the ipv6 run is skipped\n");
+            continue;
+        }
+        const char *mca[] = {"--mca", "btl_tcp_address_family", runs[i].family,
+                             "--mca", "btl_base_verbose",       "20",
+                             NULL};
+        const char *args[] = {"rdma", NULL};
+        mcarun_run_t run;
+        btl_suite_run(&run, "self,tcp", mca, NULL, 2, args);
+        btl_suite_expect_ok(&run, 2, "rdma", "tcp");
+        if (!btl_suite_has(run.out, runs[i].at) && !btl_suite_has(run.err, runs[i].at)) {
+            mcarun_test_dump(&run);
+            ck_abort_msg("btl_tcp_address_family %s: no connection %s...", runs[i].family,
+                         runs[i].at);
+        }
+        mcarun_test_run_free(&run);
+    }
+}
+END_TEST
+
+START_TEST(an_unknown_address_family_is_refused_by_name)
+{
+    const char *mca[] = {"--mca", "btl_tcp_address_family", "ipx", NULL};
+    const char *args[] = {"sizes", NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, "self,tcp", mca, NULL, 2, args);
+    const char *want = "btl_tcp_address_family 'ipx' is none of any, ipv4, ipv6";
+    if (0 == run.status || !btl_suite_has(run.err, want)) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("expected a failed job saying \"%s\" (status %d)", want, run.status);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 int main(void)
 {
     /* Under valgrind the sendi case stops at 16 times fewer messages than
@@ -214,5 +273,7 @@ int main(void)
     OPAL_TEST_ADD(s, forged_handles_are_refused_by_the_owner);
     OPAL_TEST_ADD(s, keepalive_and_user_timeout_are_set_on_every_connection);
     OPAL_TEST_ADD(s, keepalive_settings_outside_the_kernels_bounds_are_said_and_bounded);
+    OPAL_TEST_ADD(s, each_address_family_carries_the_traffic_and_says_where_it_connected);
+    OPAL_TEST_ADD(s, an_unknown_address_family_is_refused_by_name);
     return btl_suite_main(s);
 }

@@ -30,8 +30,24 @@ static mca_btl_tcp_addr_t address_of(unsigned count)
     a.pid = 4711;
     a.count = count;
     for (unsigned i = 0; i < count && i < MCA_BTL_TCP_MAX_ADDRS; ++i) {
-        a.ipv4[i] = htonl(0x0a000001u + i);
+        uint32_t ip = htonl(0x0a000001u + i);
+        memcpy(a.ip[i].bytes, &ip, 4);
     }
+    return a;
+}
+
+/* count4 IPv4 addresses then count6 IPv6 ones (fd00::1, fd00::2, ...). */
+static mca_btl_tcp_addr_t address_of_both(unsigned count4, unsigned count6)
+{
+    mca_btl_tcp_addr_t a = address_of(count4);
+    for (unsigned i = 0; i < count6 && count4 + i < MCA_BTL_TCP_MAX_ADDRS; ++i) {
+        mca_btl_tcp_ip_t *ip = &a.ip[count4 + i];
+        memset(ip, 0, sizeof(*ip));
+        ip->v6 = true;
+        ip->bytes[0] = 0xfd;
+        ip->bytes[15] = (uint8_t) (i + 1);
+    }
+    a.count = count4 + count6;
     return a;
 }
 
@@ -58,7 +74,7 @@ static uint8_t *pack_declined(const char *reason, size_t *size)
 
 /* A hand-made blob: the 16-byte header with count, then body_size bytes
  * of body (each 0x41), for the malformed kinds pack cannot make. */
-static uint8_t *blob_of(unsigned count, size_t body_size, size_t *size)
+static uint8_t *blob_of_both(unsigned count4, unsigned count6, size_t body_size, size_t *size)
 {
     *size = MCA_BTL_TCP_ADDR_HDR + body_size;
     uint8_t *p = malloc(*size);
@@ -68,9 +84,15 @@ static uint8_t *blob_of(unsigned count, size_t body_size, size_t *size)
     mca_btl_tcp_put_u16(p + 4, MCA_BTL_TCP_WIRE_VERSION);
     mca_btl_tcp_put_u16(p + 6, 40123);
     mca_btl_tcp_put_u32(p + 8, 4711);
-    p[12] = (uint8_t) count;
-    memset(p + 13, 0, 3);
+    p[12] = (uint8_t) count4;
+    p[13] = (uint8_t) count6;
+    memset(p + 14, 0, 2);
     return p;
+}
+
+static uint8_t *blob_of(unsigned count, size_t body_size, size_t *size)
+{
+    return blob_of_both(count, 0, body_size, size);
 }
 
 /* Unpacks blob: refused with exactly the reason expect. */
@@ -82,12 +104,13 @@ static void expect_address_refused(const uint8_t *blob, size_t size, const char 
     ck_assert_str_eq(expect, why);
 }
 
-static void expect_address_round_trips(unsigned count)
+static void expect_address_round_trips(unsigned count4, unsigned count6)
 {
-    mca_btl_tcp_addr_t a = address_of(count);
+    mca_btl_tcp_addr_t a = address_of_both(count4, count6);
+    unsigned count = count4 + count6;
     size_t size;
     uint8_t *blob = pack(&a, &size);
-    ck_assert_uint_eq(MCA_BTL_TCP_ADDR_HDR + 4 * count, size);
+    ck_assert_uint_eq(MCA_BTL_TCP_ADDR_HDR + 4 * count4 + 16 * count6, size);
     mca_btl_tcp_addr_t b;
     char why[192] = "";
     ck_assert_int_eq(OPAL_SUCCESS, mca_btl_tcp_addr_unpack(blob, size, &b, why, sizeof(why)));
@@ -95,7 +118,8 @@ static void expect_address_round_trips(unsigned count)
     ck_assert_uint_eq(a.pid, b.pid);
     ck_assert_uint_eq(count, b.count);
     for (unsigned i = 0; i < count; ++i) {
-        ck_assert_uint_eq(a.ipv4[i], b.ipv4[i]);
+        ck_assert(a.ip[i].v6 == b.ip[i].v6);
+        ck_assert_mem_eq(a.ip[i].bytes, b.ip[i].bytes, a.ip[i].v6 ? 16 : 4);
     }
     ck_assert_str_eq("", b.declined);
     free(blob);
@@ -103,13 +127,66 @@ static void expect_address_round_trips(unsigned count)
 
 START_TEST(an_address_of_one_ipv4_round_trips)
 {
-    expect_address_round_trips(1);
+    expect_address_round_trips(1, 0);
 }
 END_TEST
 
 START_TEST(an_address_of_sixteen_ipv4_round_trips)
 {
-    expect_address_round_trips(MCA_BTL_TCP_MAX_ADDRS);
+    expect_address_round_trips(MCA_BTL_TCP_MAX_ADDRS, 0);
+}
+END_TEST
+
+START_TEST(addresses_of_ipv6_alone_and_of_both_round_trip)
+{
+    expect_address_round_trips(0, 1);
+    expect_address_round_trips(0, MCA_BTL_TCP_MAX_ADDRS);
+    expect_address_round_trips(3, 2);
+    expect_address_round_trips(1, MCA_BTL_TCP_MAX_ADDRS - 1);
+}
+END_TEST
+
+START_TEST(ipv6_addresses_follow_the_ipv4_ones_whatever_their_order)
+{
+    /* One IPv6 address listed before an IPv4 one: packed after it, with
+     * count6 in byte 13. */
+    mca_btl_tcp_addr_t a = address_of_both(0, 1);
+    a.count = 2;
+    uint32_t v4 = htonl(0xc0a80102); /* 192.168.1.2 */
+    a.ip[1].v6 = false;
+    memcpy(a.ip[1].bytes, &v4, 4);
+    size_t size;
+    uint8_t *blob = pack(&a, &size);
+    const uint8_t expect[] = {
+        'B',  'T', 'C', 'A', 1, 0, 0xbb, 0x9c, 0x67, 0x12, 0, 0, /* magic, version, port, pid */
+        1,    1,   0,   0,                                       /* count4, count6, reserved */
+        192,  168, 1,   2,                                       /* the IPv4 address */
+        0xfd, 0,   0,   0,   0, 0, 0,    0,    0,    0,    0, 0, 0, 0, 0, 1, /* fd00::1 */
+    };
+    ck_assert_uint_eq(sizeof(expect), size);
+    ck_assert_mem_eq(expect, blob, size);
+    mca_btl_tcp_addr_t b;
+    char why[192] = "";
+    ck_assert_int_eq(OPAL_SUCCESS, mca_btl_tcp_addr_unpack(blob, size, &b, why, sizeof(why)));
+    ck_assert_uint_eq(2, b.count);
+    ck_assert(!b.ip[0].v6 && b.ip[1].v6);
+    free(blob);
+}
+END_TEST
+
+START_TEST(ipv6_counts_that_do_not_match_the_size_are_refused)
+{
+    size_t size;
+    uint8_t *blob = blob_of_both(1, 1, 4 + 15, &size);
+    expect_address_refused(blob, size, "1 IPv4 and 1 IPv6 addresses in a blob of 35 bytes");
+    free(blob);
+    blob = blob_of_both(0, 2, 16 * 2 + 4, &size);
+    expect_address_refused(blob, size, "0 IPv4 and 2 IPv6 addresses in a blob of 52 bytes");
+    free(blob);
+    /* Together past the limit, each count within it. */
+    blob = blob_of_both(9, 8, 4 * 9 + 16 * 8, &size);
+    expect_address_refused(blob, size, "17 addresses (at most 16)");
+    free(blob);
 }
 END_TEST
 
@@ -118,7 +195,8 @@ START_TEST(an_address_is_little_endian_with_the_ipv4_in_network_order)
     mca_btl_tcp_addr_t a = address_of(1);
     a.port = 0x1234;
     a.pid = 0x01020304;
-    a.ipv4[0] = htonl(0xc0a80102); /* 192.168.1.2 */
+    uint32_t ip = htonl(0xc0a80102); /* 192.168.1.2 */
+    memcpy(a.ip[0].bytes, &ip, 4);
     size_t size;
     uint8_t *blob = pack(&a, &size);
     const uint8_t expect[] = {
@@ -126,7 +204,7 @@ START_TEST(an_address_is_little_endian_with_the_ipv4_in_network_order)
         1,    0,              /* version */
         0x34, 0x12,           /* port */
         4,    3,    2,   1,   /* pid */
-        1,    0,    0,   0,   /* count, reserved */
+        1,    0,    0,   0,   /* count4, count6, reserved */
         192,  168,  1,   2,   /* the address, network order */
     };
     ck_assert_uint_eq(sizeof(expect), size);
@@ -207,7 +285,7 @@ END_TEST
 
 START_TEST(a_blob_with_a_reserved_byte_set_is_refused)
 {
-    for (size_t at = 13; at < MCA_BTL_TCP_ADDR_HDR; ++at) {
+    for (size_t at = 14; at < MCA_BTL_TCP_ADDR_HDR; ++at) {
         size_t size;
         uint8_t *blob = pack_count(1, &size);
         blob[at] = 0x80;
@@ -269,10 +347,10 @@ START_TEST(a_count_that_does_not_match_the_size_is_refused)
 {
     size_t size;
     uint8_t *blob = blob_of(3, 8, &size);
-    expect_address_refused(blob, size, "3 addresses in a blob of 24 bytes");
+    expect_address_refused(blob, size, "3 IPv4 and 0 IPv6 addresses in a blob of 24 bytes");
     free(blob);
     blob = blob_of(2, 9, &size);
-    expect_address_refused(blob, size, "2 addresses in a blob of 25 bytes");
+    expect_address_refused(blob, size, "2 IPv4 and 0 IPv6 addresses in a blob of 25 bytes");
     free(blob);
 }
 END_TEST
@@ -739,6 +817,9 @@ int main(void)
     Suite *s = suite_create("btl_tcp_wire");
     OPAL_TEST_ADD(s, an_address_of_one_ipv4_round_trips);
     OPAL_TEST_ADD(s, an_address_of_sixteen_ipv4_round_trips);
+    OPAL_TEST_ADD(s, addresses_of_ipv6_alone_and_of_both_round_trip);
+    OPAL_TEST_ADD(s, ipv6_addresses_follow_the_ipv4_ones_whatever_their_order);
+    OPAL_TEST_ADD(s, ipv6_counts_that_do_not_match_the_size_are_refused);
     OPAL_TEST_ADD(s, an_address_is_little_endian_with_the_ipv4_in_network_order);
     OPAL_TEST_ADD(s, a_declined_address_round_trips_with_its_reason);
     OPAL_TEST_ADD(s, a_declined_reason_of_200_bytes_round_trips);

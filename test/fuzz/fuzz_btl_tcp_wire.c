@@ -41,7 +41,13 @@ static void address(const uint8_t *data, size_t size)
     require(size >= MCA_BTL_TCP_ADDR_HDR);
     if (0 != addr.count) {
         require(0 != addr.port && '\0' == addr.declined[0]);
-        require(MCA_BTL_TCP_ADDR_HDR + 4 * (size_t) addr.count == size);
+        /* IPv4 first, then IPv6, as the counts in the header say. */
+        size_t expect = MCA_BTL_TCP_ADDR_HDR;
+        for (unsigned i = 0; i < addr.count; ++i) {
+            require(i == 0 || addr.ip[i].v6 || !addr.ip[i - 1].v6);
+            expect += addr.ip[i].v6 ? 16 : 4;
+        }
+        require(expect == size);
     } else {
         require(strlen(addr.declined) <= MCA_BTL_TCP_REASON_MAX);
     }

@@ -42,13 +42,16 @@ prefix=$netns_prefix
 export NETNS_RANK=$here/netns-rank.sh NETNS_PREFIX=$netns_prefix
 export TCP_MCA="--mca btl self,ofi --mca ofi_provider_include tcp;ofi_rxm"
 export BTL_TCP_MCA="--mca btl self,tcp"
-# Gives host 0 its address back (a linkdown case took it away).
+# Run on host 0 by a linkdown case: host 0 leaves the network silently
+# (its addresses gone, forwarding off: what comes for them is dropped);
+# LINK_BACK gives them back.
+export LINK_CUT="echo 0 >/proc/sys/net/ipv4/ip_forward && ip addr flush dev mcanet0 scope global"
+export LINK_BACK="ip addr replace 10.77.0.1/24 dev mcanet0 && ip -6 addr replace fd77::1/64 dev mcanet0 nodad"
+# LINK_BACK on host 0, after a linkdown case.
 link_restore() {
-    ip -n "${NETNS_PREFIX}h0" addr replace 10.77.0.1/24 dev mcanet0
+    ip netns exec "${NETNS_PREFIX}h0" sh -c "$LINK_BACK"
 }
 export -f link_restore
-# Run on host 0 by a linkdown case: host 0 leaves the network silently.
-export LINK_CUT="echo 0 >/proc/sys/net/ipv4/ip_forward && ip addr del 10.77.0.1/24 dev mcanet0"
 export EXPECT=$here/expect-send-over.sh EXPECT_UNREACHABLE=$here/expect-unreachable.sh
 export ALONE_PAIR=$here/alone-pair.sh
 

@@ -160,8 +160,11 @@ netns_setup() {
         local end=a
         [ $h -eq 1 ] && end=b
         addr=10.77.0.$((h + 1))/24
+        # And an IPv6 address (unique local, no duplicate detection: usable
+        # at once) for btl/tcp's IPv6 cases.
         ip -n "${netns_prefix}h$h" link set "${netns_prefix}$end" name mcanet0 &&
             ip -n "${netns_prefix}h$h" addr add "$addr" dev mcanet0 &&
+            ip -n "${netns_prefix}h$h" -6 addr add "fd77::$((h + 1))/64" dev mcanet0 nodad &&
             ip -n "${netns_prefix}h$h" link set mcanet0 up ||
             { netns_cleanup; return 1; }
     done

@@ -2,10 +2,12 @@
  * btl/tcp: active messages and put / get over TCP sockets, for peers that
  * no faster transport reaches and for the RPC layer's tcp runs.
  *
- * One module. It listens on a port of every IPv4 address (or of those
- * btl_tcp_if_include names) and publishes the port, its pid and its
- * addresses in the modex (btl_tcp_wire.h). A peer on this node is reached
- * on 127.0.0.1, another one on the first of its addresses that connects.
+ * One module. It listens on a port of every address (IPv4 and IPv6, or
+ * the family btl_tcp_address_family names) and publishes the port, its pid
+ * and the addresses of its interfaces (or of those btl_tcp_if_include
+ * names) in the modex (btl_tcp_wire.h). A peer on this node is tried on
+ * the loopback first, then, as any other, on its addresses in order until
+ * one connects.
  *
  * One connection per pair of processes, opened by whichever sends first,
  * with a 16-byte handshake each way. When both open one at once, the
@@ -163,8 +165,8 @@ typedef struct mca_btl_base_endpoint_t {
     opal_proc_t *proc;
     uint32_t rank;
     mca_btl_tcp_addr_t addr;
-    /* The address connect() is trying (index into addr.ipv4, or -1 for
-     * 127.0.0.1). */
+    /* The address connect() is trying (index into addr.ip, or -1 for the
+     * loopback: 127.0.0.1, or ::1 with btl_tcp_address_family ipv6). */
     int addr_index;
     mca_btl_tcp_ep_state_t state;
     bool added;
@@ -236,6 +238,9 @@ typedef struct mca_btl_tcp_module_t {
 
     mca_btl_tcp_pollable_t listen;
     uint16_t port;
+    /* The listening socket takes IPv6 (and, with family any, IPv4 too, as
+     * mapped addresses). */
+    bool listen_v6;
     int epfd;
     bool epfd_registered;
     /* Progress calls since the last check of connection deadlines. */
@@ -273,6 +278,9 @@ typedef struct mca_btl_tcp_component_t {
 
     /* Variables (btl_tcp_*). */
     char *if_include;
+    char *address_family;
+    /* address_family read: MCA_BTL_TCP_FAMILY_*. */
+    int family;
     int port_min;
     int port_range;
     size_t sndbuf;
@@ -292,6 +300,13 @@ typedef struct mca_btl_tcp_component_t {
     /* Splicing works here (cleared when vmsplice refuses once). */
     bool splice_ok;
 } mca_btl_tcp_component_t;
+
+/* btl_tcp_address_family. */
+enum {
+    MCA_BTL_TCP_FAMILY_ANY,
+    MCA_BTL_TCP_FAMILY_IPV4,
+    MCA_BTL_TCP_FAMILY_IPV6,
+};
 
 OPAL_DECLSPEC extern mca_btl_tcp_component_t mca_btl_tcp_component;
 extern mca_btl_tcp_module_t mca_btl_tcp_module_template;
@@ -332,6 +347,9 @@ int mca_btl_tcp_endpoint_connect(mca_btl_tcp_endpoint_t *ep);
  * the connection and completes everything queued or waiting for it with
  * OPAL_ERR_UNREACH. */
 void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what);
+/* "a.b.c.d:port" or "[v6]:port" (an IPv4-mapped IPv6 address as IPv4). */
+struct sockaddr_storage;
+void mca_btl_tcp_sockaddr_string(const struct sockaddr_storage *ss, char *buf, size_t size);
 /* Frees a connection's receive buffer (its peer is gone). */
 void mca_btl_tcp_release_rbuf(mca_btl_tcp_endpoint_t *ep);
 /* The peer failed because reading or writing (doing) its connection gave

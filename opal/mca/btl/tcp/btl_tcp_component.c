@@ -83,10 +83,18 @@ static int tcp_register(void)
     }
     c->if_include = NULL;
     rc = register_own("if_include",
-                      "Comma-separated interface names whose IPv4 addresses are published "
+                      "Comma-separated interface names whose addresses are published "
                       "(default: every interface that is up, loopback only when there is no "
-                      "other); a peer on this node is tried on 127.0.0.1 first",
+                      "other); a peer on this node is tried on the loopback first",
                       MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->if_include);
+    if (OPAL_SUCCESS == rc) {
+        c->address_family = "any";
+        rc = register_own("address_family",
+                          "Which addresses are published and connected to: any (IPv4 and IPv6, "
+                          "IPv4 first), ipv4, or ipv6. IPv6 link-local addresses are never "
+                          "published (they name no host without an interface)",
+                          MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_4, &c->address_family);
+    }
     if (OPAL_SUCCESS == rc) {
         c->port_min = 0;
         rc = register_own("port_min",
@@ -316,6 +324,18 @@ static mca_btl_base_module_t **tcp_init(int *num_btls, bool enable_progress_thre
         }
     }
     check_keepalive();
+    const char *family = mca_btl_tcp_component.address_family;
+    if (NULL == family || '\0' == family[0] || 0 == strcmp(family, "any")) {
+        mca_btl_tcp_component.family = MCA_BTL_TCP_FAMILY_ANY;
+    } else if (0 == strcmp(family, "ipv4")) {
+        mca_btl_tcp_component.family = MCA_BTL_TCP_FAMILY_IPV4;
+    } else if (0 == strcmp(family, "ipv6")) {
+        mca_btl_tcp_component.family = MCA_BTL_TCP_FAMILY_IPV6;
+    } else {
+        opal_output(0, "btl/tcp: btl_tcp_address_family '%s' is none of any, ipv4, ipv6", family);
+        decline("btl_tcp_address_family '%s' is none of any, ipv4, ipv6", family);
+        return NULL;
+    }
     mca_btl_tcp_module_t *module = NULL;
     char *why = NULL;
     mca_btl_tcp_addr_t addr;

@@ -30,7 +30,7 @@ typedef struct incoming_t {
     uint8_t buf[MCA_BTL_TCP_HELLO_SIZE];
     size_t got;
     uint64_t deadline_ns;
-    char from[INET_ADDRSTRLEN + 8];
+    char from[INET6_ADDRSTRLEN + 8];
 } incoming_t;
 static OBJ_CLASS_INSTANCE(incoming_t, opal_list_item_t, NULL, NULL);
 
@@ -183,12 +183,67 @@ void mca_btl_tcp_want_out(mca_btl_tcp_endpoint_t *ep, bool want)
     }
 }
 
+/* The address connect() is trying: the published one at addr_index, or
+ * for -1 the loopback of the family in use (::1 when it is IPv6 alone). */
+static mca_btl_tcp_ip_t ep_ip(const mca_btl_tcp_endpoint_t *ep)
+{
+    if (ep->addr_index >= 0) {
+        return ep->addr.ip[ep->addr_index];
+    }
+    mca_btl_tcp_ip_t ip = {.v6 = MCA_BTL_TCP_FAMILY_IPV6 == mca_btl_tcp_component.family};
+    if (ip.v6) {
+        memcpy(ip.bytes, &in6addr_loopback, 16);
+    } else {
+        uint32_t lo = htonl(INADDR_LOOPBACK);
+        memcpy(ip.bytes, &lo, 4);
+    }
+    return ip;
+}
+
+/* The socket address of ip and port (its length). */
+static socklen_t ip_sockaddr(const mca_btl_tcp_ip_t *ip, uint16_t port, struct sockaddr_storage *ss)
+{
+    memset(ss, 0, sizeof(*ss));
+    if (ip->v6) {
+        struct sockaddr_in6 *sa = (struct sockaddr_in6 *) (void *) ss;
+        sa->sin6_family = AF_INET6;
+        sa->sin6_port = htons(port);
+        memcpy(&sa->sin6_addr, ip->bytes, 16);
+        return sizeof(*sa);
+    }
+    struct sockaddr_in *sa = (struct sockaddr_in *) (void *) ss;
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons(port);
+    memcpy(&sa->sin_addr, ip->bytes, 4);
+    return sizeof(*sa);
+}
+
+void mca_btl_tcp_sockaddr_string(const struct sockaddr_storage *ss, char *buf, size_t size)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (AF_INET6 == ss->ss_family) {
+        const struct sockaddr_in6 *sa = (const struct sockaddr_in6 *) (const void *) ss;
+        if (IN6_IS_ADDR_V4MAPPED(&sa->sin6_addr)) {
+            /* An IPv4 peer of a socket that takes both. */
+            (void) inet_ntop(AF_INET, sa->sin6_addr.s6_addr + 12, ip, sizeof(ip));
+            snprintf(buf, size, "%s:%u", ip, (unsigned) ntohs(sa->sin6_port));
+        } else {
+            (void) inet_ntop(AF_INET6, &sa->sin6_addr, ip, sizeof(ip));
+            snprintf(buf, size, "[%s]:%u", ip, (unsigned) ntohs(sa->sin6_port));
+        }
+    } else {
+        const struct sockaddr_in *sa = (const struct sockaddr_in *) (const void *) ss;
+        (void) inet_ntop(AF_INET, &sa->sin_addr, ip, sizeof(ip));
+        snprintf(buf, size, "%s:%u", ip, (unsigned) ntohs(sa->sin_port));
+    }
+}
+
 static const char *ep_address(const mca_btl_tcp_endpoint_t *ep, char *buf, size_t size)
 {
-    struct in_addr a;
-    a.s_addr = ep->addr_index < 0 ? htonl(INADDR_LOOPBACK) : ep->addr.ipv4[ep->addr_index];
-    char ip[INET_ADDRSTRLEN];
-    snprintf(buf, size, "%s:%u", inet_ntop(AF_INET, &a, ip, sizeof(ip)), (unsigned) ep->addr.port);
+    mca_btl_tcp_ip_t ip = ep_ip(ep);
+    struct sockaddr_storage ss;
+    (void) ip_sockaddr(&ip, ep->addr.port, &ss);
+    mca_btl_tcp_sockaddr_string(&ss, buf, size);
     return buf;
 }
 
@@ -196,17 +251,18 @@ static const char *ep_address(const mca_btl_tcp_endpoint_t *ep, char *buf, size_
 static int start_connect(mca_btl_tcp_endpoint_t *ep, char *err, size_t err_size)
 {
     mca_btl_tcp_module_t *module = ep->module;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    mca_btl_tcp_ip_t ip = ep_ip(ep);
+    int fd = socket(ip.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        snprintf(err, err_size, "cannot create a socket: %s", strerror(errno));
+        snprintf(err, err_size, "cannot create an %s socket: %s", ip.v6 ? "IPv6" : "IPv4",
+                 strerror(errno));
         return OPAL_ERR_IN_ERRNO;
     }
     tune_socket(fd);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(ep->addr.port)};
-    sa.sin_addr.s_addr =
-        ep->addr_index < 0 ? htonl(INADDR_LOOPBACK) : ep->addr.ipv4[ep->addr_index];
-    if (0 != connect(fd, (struct sockaddr *) &sa, sizeof(sa)) && EINPROGRESS != errno) {
-        char where[48];
+    struct sockaddr_storage ss;
+    socklen_t len = ip_sockaddr(&ip, ep->addr.port, &ss);
+    if (0 != connect(fd, (struct sockaddr *) &ss, len) && EINPROGRESS != errno) {
+        char where[INET6_ADDRSTRLEN + 8];
         snprintf(err, err_size, "cannot connect to %s: %s", ep_address(ep, where, sizeof(where)),
                  strerror(errno));
         close(fd);
@@ -230,8 +286,13 @@ static int connect_next(mca_btl_tcp_endpoint_t *ep, const char *last_error)
 {
     char err[160];
     snprintf(err, sizeof(err), "%s", NULL != last_error ? last_error : "no address to try");
+    int family = mca_btl_tcp_component.family;
     while (ep->addr_index < (int) ep->addr.count) {
-        if (OPAL_SUCCESS == start_connect(ep, err, sizeof(err))) {
+        /* Only addresses of btl_tcp_address_family. */
+        bool skip = ep->addr_index >= 0 &&
+                    (ep->addr.ip[ep->addr_index].v6 ? MCA_BTL_TCP_FAMILY_IPV4 == family
+                                                    : MCA_BTL_TCP_FAMILY_IPV6 == family);
+        if (!skip && OPAL_SUCCESS == start_connect(ep, err, sizeof(err))) {
             return OPAL_SUCCESS;
         }
         /* From 127.0.0.1 (the guess for a peer on this node) on to the
@@ -268,7 +329,6 @@ static int send_hello(int fd, mca_btl_tcp_module_t *module, uint16_t kind)
     return n == (ssize_t) sizeof(buf) ? OPAL_SUCCESS : OPAL_ERR_UNREACH;
 }
 
-/* The connection is up: what waited goes out. */
 /* The connection is up: its receive buffer, then whatever waited for it.
  * False when the peer had to be dropped (no memory for the buffer). */
 static bool connected(mca_btl_tcp_endpoint_t *ep)
@@ -285,8 +345,16 @@ static bool connected(mca_btl_tcp_endpoint_t *ep)
     ep->state = MCA_BTL_TCP_EP_CONNECTED;
     ep->rhead = ep->rtail = 0;
     ep->rstate = MCA_BTL_TCP_RECV_HDR;
-    opal_output_verbose(20, mca_btl_base_output, "btl/tcp: connected to %s",
-                        mca_btl_tcp_peer_name(ep));
+    if (opal_output_check_verbosity(20, mca_btl_base_output)) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        char at[INET6_ADDRSTRLEN + 8] = "?";
+        if (0 == getpeername(ep->poll.fd, (struct sockaddr *) &ss, &len)) {
+            mca_btl_tcp_sockaddr_string(&ss, at, sizeof(at));
+        }
+        opal_output_verbose(20, mca_btl_base_output, "btl/tcp: connected to %s at %s",
+                            mca_btl_tcp_peer_name(ep), at);
+    }
     mca_btl_tcp_want_out(ep, false);
     if (NULL != ep->sendq.head) {
         (void) mca_btl_tcp_flush_queue(ep);
@@ -321,7 +389,7 @@ static void handshake_failed(mca_btl_tcp_endpoint_t *ep, const char *err)
 static int connecting_ready(mca_btl_tcp_endpoint_t *ep, uint32_t events)
 {
     mca_btl_tcp_module_t *module = ep->module;
-    char where[48], err[256];
+    char where[INET6_ADDRSTRLEN + 8], err[256];
     if (MCA_BTL_TCP_EP_CONNECTING == ep->state) {
         int soerr = 0;
         socklen_t len = sizeof(soerr);
@@ -415,7 +483,7 @@ int mca_btl_tcp_accept(mca_btl_tcp_module_t *module)
 {
     int n = 0;
     for (;;) {
-        struct sockaddr_in sa;
+        struct sockaddr_storage sa;
         socklen_t len = sizeof(sa);
         int fd =
             accept4(module->listen.fd, (struct sockaddr *) &sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -437,9 +505,7 @@ int mca_btl_tcp_accept(mca_btl_tcp_module_t *module)
         in->poll.fd = fd;
         in->got = 0;
         in->deadline_ns = deadline_from_now(module);
-        char ip[INET_ADDRSTRLEN] = "?";
-        (void) inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
-        snprintf(in->from, sizeof(in->from), "%s:%u", ip, (unsigned) ntohs(sa.sin_port));
+        mca_btl_tcp_sockaddr_string(&sa, in->from, sizeof(in->from));
         if (OPAL_SUCCESS != watch(module, &in->poll, EPOLLIN)) {
             close(fd);
             OBJ_RELEASE(in);

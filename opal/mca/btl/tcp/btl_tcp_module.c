@@ -58,8 +58,9 @@ static int register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_
 
 /* ------------------------------------------------------------ creation */
 
-/* Binds fd to the first free port of the variables' range (or any). */
-static int bind_port(int fd, uint16_t *port, char **why)
+/* Binds fd (IPv6 when v6) to the first free port of the variables' range
+ * (or any), on every address. */
+static int bind_port(int fd, bool v6, uint16_t *port, char **why)
 {
     const mca_btl_tcp_component_t *c = &mca_btl_tcp_component;
     if (c->port_min < 0 || c->port_min > 65535 || c->port_range < 1) {
@@ -72,16 +73,30 @@ static int bind_port(int fd, uint16_t *port, char **why)
     int first = c->port_min, count = 0 == c->port_min ? 1 : c->port_range;
     int err = 0;
     for (int i = 0; i < count && first + i <= 65535; ++i) {
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t) (first + i)),
-                                 .sin_addr.s_addr = htonl(INADDR_ANY)};
-        if (0 == bind(fd, (struct sockaddr *) &sa, sizeof(sa))) {
-            socklen_t len = sizeof(sa);
-            if (0 != getsockname(fd, (struct sockaddr *) &sa, &len)) {
+        struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof(ss));
+        socklen_t len;
+        if (v6) {
+            struct sockaddr_in6 *sa = (struct sockaddr_in6 *) (void *) &ss;
+            sa->sin6_family = AF_INET6;
+            sa->sin6_port = htons((uint16_t) (first + i));
+            sa->sin6_addr = in6addr_any;
+            len = sizeof(*sa);
+        } else {
+            struct sockaddr_in *sa = (struct sockaddr_in *) (void *) &ss;
+            sa->sin_family = AF_INET;
+            sa->sin_port = htons((uint16_t) (first + i));
+            sa->sin_addr.s_addr = htonl(INADDR_ANY);
+            len = sizeof(*sa);
+        }
+        if (0 == bind(fd, (struct sockaddr *) &ss, len)) {
+            len = sizeof(ss);
+            if (0 != getsockname(fd, (struct sockaddr *) &ss, &len)) {
                 err = errno;
                 break;
             }
-            *port = ntohs(sa.sin_port);
+            *port = ntohs(v6 ? ((struct sockaddr_in6 *) (void *) &ss)->sin6_port
+                             : ((struct sockaddr_in *) (void *) &ss)->sin_port);
             return OPAL_SUCCESS;
         }
         err = errno;
@@ -91,6 +106,40 @@ static int bind_port(int fd, uint16_t *port, char **why)
         *why = NULL;
     }
     return OPAL_ERR_IN_ERRNO;
+}
+
+/* The listening socket for btl_tcp_address_family: IPv4 alone; IPv6 alone;
+ * or, for any, one IPv6 socket that takes IPv4 too (as mapped addresses),
+ * or IPv4 alone where the kernel has no IPv6. -1 with why on failure. */
+static int listen_socket(bool *v6, char **why)
+{
+    int family = mca_btl_tcp_component.family;
+    const int flags = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
+    *v6 = false;
+    if (MCA_BTL_TCP_FAMILY_IPV4 != family) {
+        int fd = socket(AF_INET6, flags, 0);
+        int only = MCA_BTL_TCP_FAMILY_IPV6 == family;
+        if (fd >= 0 && 0 == setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &only, sizeof(only))) {
+            *v6 = true;
+            return fd;
+        }
+        int err = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (MCA_BTL_TCP_FAMILY_IPV6 == family) {
+            if (asprintf(why, "cannot create an IPv6 TCP socket (btl_tcp_address_family ipv6): %s",
+                         strerror(err)) < 0) {
+                *why = NULL;
+            }
+            return -1;
+        }
+    }
+    int fd = socket(AF_INET, flags, 0);
+    if (fd < 0 && asprintf(why, "cannot create a TCP socket: %s", strerror(errno)) < 0) {
+        *why = NULL;
+    }
+    return fd;
 }
 
 /* The module's epoll set fired (or opal_progress_wait found it ready). */
@@ -177,15 +226,12 @@ int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)
         goto fail;
     }
 
-    module->listen.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    module->listen.fd = listen_socket(&module->listen_v6, why);
     if (module->listen.fd < 0) {
         rc = OPAL_ERR_IN_ERRNO;
-        if (asprintf(why, "cannot create a TCP socket: %s", strerror(errno)) < 0) {
-            *why = NULL;
-        }
         goto fail;
     }
-    rc = bind_port(module->listen.fd, &module->port, why);
+    rc = bind_port(module->listen.fd, module->listen_v6, &module->port, why);
     if (OPAL_SUCCESS != rc) {
         goto fail;
     }
@@ -268,33 +314,59 @@ int mca_btl_tcp_module_address(mca_btl_tcp_module_t *module, mca_btl_tcp_addr_t 
         }
         return OPAL_ERR_IN_ERRNO;
     }
-    uint32_t loopback = 0;
+    bool want4 = MCA_BTL_TCP_FAMILY_IPV6 != mca_btl_tcp_component.family;
+    bool want6 = MCA_BTL_TCP_FAMILY_IPV4 != mca_btl_tcp_component.family && module->listen_v6;
+    mca_btl_tcp_ip_t loopback = {.v6 = false};
     bool have_loopback = false;
-    for (struct ifaddrs *i = ifs; NULL != i; i = i->ifa_next) {
-        if (NULL == i->ifa_addr || AF_INET != i->ifa_addr->sa_family ||
-            0 == (i->ifa_flags & IFF_UP) || (filter && !listed(include, i->ifa_name))) {
+    /* IPv4 first: the peers try them in order. */
+    for (int pass = 0; pass < 2; ++pass) {
+        bool v6 = 1 == pass;
+        if (!(v6 ? want6 : want4)) {
             continue;
         }
-        uint32_t ip = ((const struct sockaddr_in *) (const void *) i->ifa_addr)->sin_addr.s_addr;
-        if (0 != (i->ifa_flags & IFF_LOOPBACK)) {
-            if (!have_loopback) {
-                loopback = ip;
-                have_loopback = true;
+        for (struct ifaddrs *i = ifs; NULL != i; i = i->ifa_next) {
+            if (NULL == i->ifa_addr || (v6 ? AF_INET6 : AF_INET) != i->ifa_addr->sa_family ||
+                0 == (i->ifa_flags & IFF_UP) || (filter && !listed(include, i->ifa_name))) {
+                continue;
             }
-            continue;
-        }
-        if (addr->count < MCA_BTL_TCP_MAX_ADDRS) {
-            addr->ipv4[addr->count++] = ip;
+            mca_btl_tcp_ip_t ip = {.v6 = v6};
+            if (v6) {
+                const struct in6_addr *a =
+                    &((const struct sockaddr_in6 *) (const void *) i->ifa_addr)->sin6_addr;
+                /* A link-local address names no host without its
+                 * interface; the others are no peer's way here. */
+                if (IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_MULTICAST(a) ||
+                    IN6_IS_ADDR_V4MAPPED(a) || IN6_IS_ADDR_UNSPECIFIED(a)) {
+                    continue;
+                }
+                memcpy(ip.bytes, a, 16);
+            } else {
+                memcpy(ip.bytes,
+                       &((const struct sockaddr_in *) (const void *) i->ifa_addr)->sin_addr, 4);
+            }
+            if (0 != (i->ifa_flags & IFF_LOOPBACK)) {
+                if (!have_loopback) {
+                    loopback = ip;
+                    have_loopback = true;
+                }
+                continue;
+            }
+            if (addr->count < MCA_BTL_TCP_MAX_ADDRS) {
+                addr->ip[addr->count++] = ip;
+            }
         }
     }
     freeifaddrs(ifs);
     if (0 == addr->count && have_loopback) {
         /* A machine without a network still reaches itself. */
-        addr->ipv4[addr->count++] = loopback;
+        addr->ip[addr->count++] = loopback;
     }
     if (0 == addr->count) {
-        if (asprintf(why, "no IPv4 address to publish%s%s", filter ? " on btl_tcp_if_include=" : "",
-                     filter ? include : "") < 0) {
+        if (asprintf(why, "no %s address to publish%s%s",
+                     !want6   ? "IPv4"
+                     : !want4 ? "IPv6"
+                              : "IPv4 or IPv6",
+                     filter ? " on btl_tcp_if_include=" : "", filter ? include : "") < 0) {
             *why = NULL;
         }
         return OPAL_ERR_NOT_FOUND;

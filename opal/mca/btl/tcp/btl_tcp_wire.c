@@ -30,8 +30,13 @@ int mca_btl_tcp_addr_pack(const mca_btl_tcp_addr_t *addr, void **blob, size_t *s
         return OPAL_ERR_BAD_PARAM;
     }
     size_t reason_len = 0 == addr->count ? strnlen(addr->declined, MCA_BTL_TCP_REASON_MAX) : 0;
-    size_t n =
-        MCA_BTL_TCP_ADDR_HDR + 4 * (size_t) addr->count + (0 == addr->count ? 2 + reason_len : 0);
+    unsigned count6 = 0;
+    for (unsigned i = 0; i < addr->count; ++i) {
+        count6 += addr->ip[i].v6 ? 1 : 0;
+    }
+    unsigned count4 = addr->count - count6;
+    size_t n = MCA_BTL_TCP_ADDR_HDR + 4 * (size_t) count4 + 16 * (size_t) count6 +
+               (0 == addr->count ? 2 + reason_len : 0);
     uint8_t *p = calloc(1, n);
     if (NULL == p) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -40,9 +45,17 @@ int mca_btl_tcp_addr_pack(const mca_btl_tcp_addr_t *addr, void **blob, size_t *s
     mca_btl_tcp_put_u16(p + 4, MCA_BTL_TCP_WIRE_VERSION);
     mca_btl_tcp_put_u16(p + 6, addr->port);
     mca_btl_tcp_put_u32(p + 8, addr->pid);
-    p[12] = (uint8_t) addr->count;
-    for (unsigned i = 0; i < addr->count; ++i) {
-        memcpy(p + MCA_BTL_TCP_ADDR_HDR + 4 * i, &addr->ipv4[i], 4);
+    p[12] = (uint8_t) count4;
+    p[13] = (uint8_t) count6;
+    uint8_t *at = p + MCA_BTL_TCP_ADDR_HDR;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (unsigned i = 0; i < addr->count; ++i) {
+            if (addr->ip[i].v6 == (1 == pass)) {
+                size_t len = addr->ip[i].v6 ? 16 : 4;
+                memcpy(at, addr->ip[i].bytes, len);
+                at += len;
+            }
+        }
     }
     if (0 == addr->count) {
         mca_btl_tcp_put_u16(p + MCA_BTL_TCP_ADDR_HDR, (uint16_t) reason_len);
@@ -71,12 +84,13 @@ int mca_btl_tcp_addr_unpack(const void *blob, size_t size, mca_btl_tcp_addr_t *a
         return bad(why, why_size, "version %u (this build speaks %u)", version,
                    MCA_BTL_TCP_WIRE_VERSION);
     }
-    if (0 != p[13] || 0 != p[14] || 0 != p[15]) {
+    if (0 != p[14] || 0 != p[15]) {
         return bad(why, why_size, "reserved bytes are not zero");
     }
     addr->port = mca_btl_tcp_get_u16(p + 6);
     addr->pid = mca_btl_tcp_get_u32(p + 8);
-    addr->count = p[12];
+    unsigned count4 = p[12], count6 = p[13];
+    addr->count = count4 + count6;
     if (0 == addr->count) {
         if (size < MCA_BTL_TCP_ADDR_HDR + 2) {
             return bad(why, why_size, "a declined address without its reason");
@@ -98,16 +112,25 @@ int mca_btl_tcp_addr_unpack(const void *blob, size_t size, mca_btl_tcp_addr_t *a
         return OPAL_SUCCESS;
     }
     if (addr->count > MCA_BTL_TCP_MAX_ADDRS) {
-        return bad(why, why_size, "%u addresses (at most %d)", addr->count, MCA_BTL_TCP_MAX_ADDRS);
+        unsigned count = addr->count;
+        addr->count = 0;
+        return bad(why, why_size, "%u addresses (at most %d)", count, MCA_BTL_TCP_MAX_ADDRS);
     }
-    if (MCA_BTL_TCP_ADDR_HDR + 4 * (size_t) addr->count != size) {
-        return bad(why, why_size, "%u addresses in a blob of %zu bytes", addr->count, size);
+    if (MCA_BTL_TCP_ADDR_HDR + 4 * (size_t) count4 + 16 * (size_t) count6 != size) {
+        addr->count = 0;
+        return bad(why, why_size, "%u IPv4 and %u IPv6 addresses in a blob of %zu bytes", count4,
+                   count6, size);
     }
     if (0 == addr->port) {
+        addr->count = 0;
         return bad(why, why_size, "port 0");
     }
+    const uint8_t *at = p + MCA_BTL_TCP_ADDR_HDR;
     for (unsigned i = 0; i < addr->count; ++i) {
-        memcpy(&addr->ipv4[i], p + MCA_BTL_TCP_ADDR_HDR + 4 * i, 4);
+        addr->ip[i].v6 = i >= count4;
+        size_t len = addr->ip[i].v6 ? 16 : 4;
+        memcpy(addr->ip[i].bytes, at, len);
+        at += len;
     }
     return OPAL_SUCCESS;
 }

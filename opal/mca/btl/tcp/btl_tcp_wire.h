@@ -5,11 +5,13 @@
  * The address a process publishes in the modex (MCA_BTL_TCP_MODEX_KEY):
  *
  *   u32 magic "BTCA"   u16 version (1)   u16 port (its listening port)
- *   u32 pid            u8 count (0..16)  u8[3] zero
- *   then count IPv4 addresses (4 bytes each, network order; the port is
- *   not 0), or, when count is 0, why the process's btl/tcp did not run:
- *   u16 length and that many bytes of printable ASCII (no NUL, no control
- *   byte: peers print it).
+ *   u32 pid            u8 count4         u8 count6       u8[2] zero
+ *   then count4 IPv4 addresses (4 bytes each) and count6 IPv6 addresses
+ *   (16 bytes each), in network order, count4 + count6 at most 16 (the
+ *   port is not 0); or, when both counts are 0, why the process's btl/tcp
+ *   did not run: u16 length and that many bytes of printable ASCII (no
+ *   NUL, no control byte: peers print it). count6 was a zero byte before
+ *   IPv6: a blob without IPv6 reads the same in both.
  *
  * The handshake, 16 bytes each way, before anything else on a connection:
  *
@@ -57,19 +59,26 @@
 #define MCA_BTL_TCP_ADDR_HDR     16
 #define MCA_BTL_TCP_REASON_MAX   200
 
+/* One IP address: 4 bytes (IPv4) or 16 (IPv6), network byte order. */
+typedef struct mca_btl_tcp_ip_t {
+    bool v6;
+    uint8_t bytes[16];
+} mca_btl_tcp_ip_t;
+
 /* A peer's published address, as read from the modex. */
 typedef struct mca_btl_tcp_addr_t {
     uint16_t port;
     uint32_t pid;
+    /* IPv4 addresses first, then IPv6 (as published). */
     unsigned count;
-    /* Network byte order, as connect() takes them. */
-    uint32_t ipv4[MCA_BTL_TCP_MAX_ADDRS];
+    mca_btl_tcp_ip_t ip[MCA_BTL_TCP_MAX_ADDRS];
     /* count 0: why the peer's btl/tcp did not run (NUL-terminated). */
     char declined[MCA_BTL_TCP_REASON_MAX + 1];
 } mca_btl_tcp_addr_t;
 
-/* Packs addr (count > 0) or, with count 0, addr->declined, into a
- * malloc'd blob. OPAL_ERR_BAD_PARAM for more than MAX_ADDRS addresses. */
+/* Packs addr (count > 0: its IPv4 addresses, then its IPv6 ones) or, with
+ * count 0, addr->declined, into a malloc'd blob. OPAL_ERR_BAD_PARAM for
+ * more than MAX_ADDRS addresses. */
 int mca_btl_tcp_addr_pack(const mca_btl_tcp_addr_t *addr, void **blob, size_t *size);
 
 /* Reads a published blob into *addr. OPAL_ERR_BAD_VALUE, with why filled,
