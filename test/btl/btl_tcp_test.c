@@ -234,6 +234,43 @@ START_TEST(each_address_family_carries_the_traffic_and_says_where_it_connected)
 }
 END_TEST
 
+START_TEST(peers_of_different_families_fail_saying_so)
+{
+    if (!have_ipv6_loopback()) {
+        printf("btl_tcp_test: no IPv6 loopback here: skipped\n");
+        return;
+    }
+    /* Rank 1 IPv6 alone, rank 0 IPv4 alone: neither published an
+     * address the other may use. */
+    char prog[4096];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_test_rank"));
+    const char *argv[] = {"-np",
+                          "2",
+                          "--timeout",
+                          "60",
+                          "--mca",
+                          "btl",
+                          "self,tcp",
+                          "--mca",
+                          "btl_tcp_address_family",
+                          "ipv4",
+                          "sh",
+                          "-c",
+                          "[ \"$OPAL_ORTE_RANK\" = 1 ] && "
+                          "export OPAL_MCA_btl_tcp_address_family=ipv6; exec \"$0\" order",
+                          prog,
+                          NULL};
+    mcarun_run_t run;
+    mcarun_test_mcarun(&run, NULL, argv);
+    const char *want = "it published no IPv4 address (btl_tcp_address_family ipv4 here)";
+    if (0 == run.status || (!btl_suite_has(run.out, want) && !btl_suite_has(run.err, want))) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("expected a failed job saying \"%s\" (status %d)", want, run.status);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(an_unknown_address_family_is_refused_by_name)
 {
     const char *mca[] = {"--mca", "btl_tcp_address_family", "ipx", NULL};
@@ -275,5 +312,6 @@ int main(void)
     OPAL_TEST_ADD(s, keepalive_settings_outside_the_kernels_bounds_are_said_and_bounded);
     OPAL_TEST_ADD(s, each_address_family_carries_the_traffic_and_says_where_it_connected);
     OPAL_TEST_ADD(s, an_unknown_address_family_is_refused_by_name);
+    OPAL_TEST_ADD(s, peers_of_different_families_fail_saying_so);
     return btl_suite_main(s);
 }

@@ -284,7 +284,7 @@ static int start_connect(mca_btl_tcp_endpoint_t *ep, char *err, size_t err_size)
 /* Tries the endpoint's addresses from the current one on. */
 static int connect_next(mca_btl_tcp_endpoint_t *ep, const char *last_error)
 {
-    char err[160];
+    char err[256];
     snprintf(err, sizeof(err), "%s", NULL != last_error ? last_error : "no address to try");
     int family = mca_btl_tcp_component.family;
     while (ep->addr_index < (int) ep->addr.count) {
@@ -299,6 +299,20 @@ static int connect_next(mca_btl_tcp_endpoint_t *ep, const char *last_error)
          * addresses it published: a launcher that calls two network
          * namespaces one node (containers) is not wrong about much else. */
         ++ep->addr_index;
+    }
+    if (MCA_BTL_TCP_FAMILY_ANY != family) {
+        /* Say so when the families never met: the loopback's refusal
+         * alone would hide it. */
+        bool v6 = MCA_BTL_TCP_FAMILY_IPV6 == family, any_of_family = false;
+        for (unsigned i = 0; i < ep->addr.count; ++i) {
+            any_of_family = any_of_family || ep->addr.ip[i].v6 == v6;
+        }
+        if (!any_of_family) {
+            size_t len = strlen(err);
+            snprintf(err + len, sizeof(err) - len, "; it published no %s address (%s here)",
+                     v6 ? "IPv6" : "IPv4",
+                     v6 ? "btl_tcp_address_family ipv6" : "btl_tcp_address_family ipv4");
+        }
     }
     mca_btl_tcp_peer_failed(ep, err);
     return OPAL_ERR_UNREACH;
