@@ -169,7 +169,12 @@ if [ $quick = no ]; then
         # A few seconds of libFuzzer per target (test/fuzz, docs/developer.md).
         step clang-fuzz make -C "$top/_build-clang" fuzz FUZZ_SECONDS=5
     fi
-    step distcheck make -C "$top/_build" -j"$jobs" distcheck
+    if ! step distcheck make -C "$top/_build" -j"$jobs" distcheck; then
+        # distcheck's tests ran in the unpacked tarball's own build tree.
+        for sub in "$top"/_build/opal-mca-*/_build/sub; do
+            [ -d "$sub" ] && show_failures "$sub" "$logdir/distcheck.log"
+        done
+    fi
 fi
 
 # The verbs tests in the soft-RoCE guest, on the default build (not with
