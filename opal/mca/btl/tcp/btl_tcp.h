@@ -51,6 +51,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -347,8 +348,11 @@ int mca_btl_tcp_endpoint_connect(mca_btl_tcp_endpoint_t *ep);
  * the connection and completes everything queued or waiting for it with
  * OPAL_ERR_UNREACH. */
 void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what);
+/* The socket address of ip and port in ss (its length); an all-zero ip is
+ * the family's any-address. */
+socklen_t mca_btl_tcp_ip_sockaddr(const mca_btl_tcp_ip_t *ip, uint16_t port,
+                                  struct sockaddr_storage *ss);
 /* "a.b.c.d:port" or "[v6]:port" (an IPv4-mapped IPv6 address as IPv4). */
-struct sockaddr_storage;
 void mca_btl_tcp_sockaddr_string(const struct sockaddr_storage *ss, char *buf, size_t size);
 /* Frees a connection's receive buffer (its peer is gone). */
 void mca_btl_tcp_release_rbuf(mca_btl_tcp_endpoint_t *ep);

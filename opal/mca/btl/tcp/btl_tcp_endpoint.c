@@ -200,8 +200,8 @@ static mca_btl_tcp_ip_t ep_ip(const mca_btl_tcp_endpoint_t *ep)
     return ip;
 }
 
-/* The socket address of ip and port (its length). */
-static socklen_t ip_sockaddr(const mca_btl_tcp_ip_t *ip, uint16_t port, struct sockaddr_storage *ss)
+socklen_t mca_btl_tcp_ip_sockaddr(const mca_btl_tcp_ip_t *ip, uint16_t port,
+                                  struct sockaddr_storage *ss)
 {
     memset(ss, 0, sizeof(*ss));
     if (ip->v6) {
@@ -242,7 +242,7 @@ static const char *ep_address(const mca_btl_tcp_endpoint_t *ep, char *buf, size_
 {
     mca_btl_tcp_ip_t ip = ep_ip(ep);
     struct sockaddr_storage ss;
-    (void) ip_sockaddr(&ip, ep->addr.port, &ss);
+    (void) mca_btl_tcp_ip_sockaddr(&ip, ep->addr.port, &ss);
     mca_btl_tcp_sockaddr_string(&ss, buf, size);
     return buf;
 }
@@ -260,7 +260,7 @@ static int start_connect(mca_btl_tcp_endpoint_t *ep, char *err, size_t err_size)
     }
     tune_socket(fd);
     struct sockaddr_storage ss;
-    socklen_t len = ip_sockaddr(&ip, ep->addr.port, &ss);
+    socklen_t len = mca_btl_tcp_ip_sockaddr(&ip, ep->addr.port, &ss);
     if (0 != connect(fd, (struct sockaddr *) &ss, len) && EINPROGRESS != errno) {
         char where[INET6_ADDRSTRLEN + 8];
         snprintf(err, err_size, "cannot connect to %s: %s", ep_address(ep, where, sizeof(where)),

@@ -73,22 +73,9 @@ static int bind_port(int fd, bool v6, uint16_t *port, char **why)
     int first = c->port_min, count = 0 == c->port_min ? 1 : c->port_range;
     int err = 0;
     for (int i = 0; i < count && first + i <= 65535; ++i) {
+        const mca_btl_tcp_ip_t any = {.v6 = v6};
         struct sockaddr_storage ss;
-        memset(&ss, 0, sizeof(ss));
-        socklen_t len;
-        if (v6) {
-            struct sockaddr_in6 *sa = (struct sockaddr_in6 *) (void *) &ss;
-            sa->sin6_family = AF_INET6;
-            sa->sin6_port = htons((uint16_t) (first + i));
-            sa->sin6_addr = in6addr_any;
-            len = sizeof(*sa);
-        } else {
-            struct sockaddr_in *sa = (struct sockaddr_in *) (void *) &ss;
-            sa->sin_family = AF_INET;
-            sa->sin_port = htons((uint16_t) (first + i));
-            sa->sin_addr.s_addr = htonl(INADDR_ANY);
-            len = sizeof(*sa);
-        }
+        socklen_t len = mca_btl_tcp_ip_sockaddr(&any, (uint16_t) (first + i), &ss);
         if (0 == bind(fd, (struct sockaddr *) &ss, len)) {
             len = sizeof(ss);
             if (0 != getsockname(fd, (struct sockaddr *) &ss, &len)) {
