@@ -123,7 +123,7 @@ show_failures() {
         log="$dir/$t.log"
         [ -f "$log" ] || log="$dir/${t%.*}.log"
         [ -f "$log" ] || continue
-        grep -E ':[FE]:|^FAIL|[Ff]ailed|ERROR|Sanitizer|timeout|expect-mux:' "$log" | head -n 20 |
+        grep -E ':[FE]:|^FAIL|FAILED|[Ff]ailed|ERROR|Sanitizer|timeout|expect-mux:' "$log" | head -n 30 |
             sed 's/^/    | /'
         echo "    | (last lines)"
         tail -n 10 "$log" | sed 's/^/    | /'

@@ -17,6 +17,14 @@
  *                                keepalive on with these
  *                                settings (IDLE 0: keepalive off) and
  *                                TCP_USER_TIMEOUT USER_MS
+ *   btl_tcp_rank slowreader N    rank 0 sends N eager messages, each
+ *                                filled from its number, as fast as the
+ *                                socket takes them while rank 1 reads
+ *                                slowly (a pause every few messages):
+ *                                sends are written in part and their
+ *                                rest queued, descriptors are reused, and
+ *                                rank 1 must find every message intact
+ *                                and in order
  *
  * KIND: type (a frame of unknown type), am-size (a message over the
  * limit), reply (a put acknowledgement to no request), status (an active
@@ -58,6 +66,7 @@ static uint32_t my_rank;
 static bool failed_peer[2];
 static char failed_info[512];
 static bool done_received;
+static uint32_t done_count;
 static uint8_t handle_msg[256];
 static size_t handle_len;
 static uint64_t deadline_ns;
@@ -104,6 +113,7 @@ static void am_cb(struct mca_btl_base_module_t *btl, const mca_btl_base_receive_
     (void) btl;
     if (TAG_DONE == desc->tag) {
         done_received = true;
+        ++done_count;
     } else if (TAG_HANDLE == desc->tag && desc->des_segments[0].seg_len <= sizeof(handle_msg)) {
         handle_len = desc->des_segments[0].seg_len;
         memcpy(handle_msg, desc->des_segments[0].seg_addr, handle_len);
@@ -394,6 +404,132 @@ static bool run_intruder(const char *kind)
     return !broken;
 }
 
+/* ---------------------------------------------------------- slowreader */
+
+#define TAG_SLOW 0xf2
+
+static uint64_t slow_received, slow_bad;
+
+/* Message k: 16 + k % 997 bytes (eager), byte i is (k * 131 + i * 7) mod
+ * 256, so that a byte of another message or offset shows. */
+static size_t slow_size(uint64_t k)
+{
+    return 16 + (size_t) (k % 997);
+}
+
+static uint8_t slow_byte(uint64_t k, size_t i)
+{
+    return (uint8_t) (k * 131 + i * 7);
+}
+
+static void slow_cb(struct mca_btl_base_module_t *btl,
+                    const mca_btl_base_receive_descriptor_t *desc)
+{
+    (void) btl;
+    uint64_t k = slow_received++;
+    size_t len = 0;
+    for (size_t s = 0; s < desc->des_segment_count; ++s) {
+        len += desc->des_segments[s].seg_len;
+    }
+    if (len != slow_size(k)) {
+        if (0 == slow_bad++) {
+            fail("message %llu has %zu bytes, not %zu", (unsigned long long) k, len, slow_size(k));
+        }
+        return;
+    }
+    size_t at = 0;
+    for (size_t s = 0; s < desc->des_segment_count; ++s) {
+        const uint8_t *p = desc->des_segments[s].seg_addr;
+        for (size_t i = 0; i < desc->des_segments[s].seg_len; ++i, ++at) {
+            if (p[i] != slow_byte(k, at)) {
+                if (0 == slow_bad++) {
+                    fail("message %llu (%zu bytes): byte %zu is %u, not %u", (unsigned long long) k,
+                         len, at, p[i], slow_byte(k, at));
+                }
+                return;
+            }
+        }
+    }
+}
+
+static bool run_slowreader(const char *count)
+{
+    uint64_t n = strtoull(count, NULL, 10);
+    uint32_t size = opal_proc_job_info()->size;
+    if (0 == my_rank) {
+        /* Message k goes to rank 1 + k % (size - 1), numbered per
+         * destination: a queue that holds many descriptors for one slow
+         * reader makes the list grow, and the other reader's sends then
+         * get fresh ones. */
+        uint64_t seq[8] = {0}, busy = 0;
+        if (size < 2 || size > 8) {
+            fail("slowreader runs on 2 to 8 ranks, not %u", size);
+            return false;
+        }
+        uint8_t buf[16 + 997];
+        for (uint64_t k = 0; k < n * (size - 1) && !broken; ++k) {
+            uint32_t to = 1 + (uint32_t) (k % (size - 1));
+            mca_btl_base_mux_entry_t *e = route(to);
+            if (NULL == e) {
+                fail("no module reaches rank %u", to);
+                return false;
+            }
+            uint64_t m = seq[to]++;
+            size_t len = slow_size(m);
+            for (size_t i = 0; i < len; ++i) {
+                buf[i] = slow_byte(m, i);
+            }
+            for (;;) {
+                int rc = e->btl->btl_sendi(e->btl, e->endpoint, buf, len, NULL, 0, MCA_BTL_NO_ORDER,
+                                           0, TAG_SLOW, NULL);
+                if (OPAL_SUCCESS == rc) {
+                    break;
+                }
+                if (OPAL_ERR_RESOURCE_BUSY != rc || opal_timer_ns() > deadline_ns) {
+                    fail("message %llu to rank %u: %s", (unsigned long long) m, to,
+                         opal_strerror(rc));
+                    return false;
+                }
+                ++busy;
+                (void) opal_progress();
+            }
+            /* buf is overwritten by the next message at once. */
+        }
+        while (done_count < size - 1) {
+            if (opal_timer_ns() > deadline_ns) {
+                fail("timed out waiting for the readers (%u of %u done)", done_count, size - 1);
+                return false;
+            }
+            (void) opal_progress();
+        }
+        say("sent %llu messages to each reader (%llu busy answers)", (unsigned long long) n,
+            (unsigned long long) busy);
+        return !broken;
+    }
+    uint64_t pauses = 0;
+    while (slow_received < n && 0 == slow_bad) {
+        if (opal_timer_ns() > deadline_ns) {
+            fail("timed out with %llu of %llu messages", (unsigned long long) slow_received,
+                 (unsigned long long) n);
+            return false;
+        }
+        uint64_t before = slow_received;
+        (void) opal_progress();
+        if (slow_received / 32 != before / 32) {
+            /* The writer meets a full socket meanwhile; each reader at
+             * its own pace. */
+            usleep(1000 * my_rank);
+            ++pauses;
+        }
+    }
+    if (0 != slow_bad) {
+        return false;
+    }
+    say("read %llu messages intact, in order (%llu pauses)", (unsigned long long) n,
+        (unsigned long long) pauses);
+    return send_am(0, TAG_DONE, "done", 4) && !broken;
+}
+
 /* -------------------------------------------------------------- forged */
 
 typedef struct {
@@ -512,9 +648,10 @@ static bool run_forged(void)
 int main(int argc, char **argv)
 {
     if (argc < 2 || (0 == strcmp(argv[1], "intruder") && argc < 3) ||
-        (0 == strcmp(argv[1], "sockopts") && argc < 6)) {
+        (0 == strcmp(argv[1], "sockopts") && argc < 6) ||
+        (0 == strcmp(argv[1], "slowreader") && argc < 3)) {
         fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged | sockopts IDLE INTVL "
-                        "PROBES USER_MS\n");
+                        "PROBES USER_MS | slowreader N\n");
         return 2;
     }
     deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
@@ -528,13 +665,15 @@ int main(int argc, char **argv)
     int status = 1;
     if (OPAL_SUCCESS == mca_btl_base_am_register(TAG_HANDLE, am_cb, NULL) &&
         OPAL_SUCCESS == mca_btl_base_am_register(TAG_DONE, am_cb, NULL) &&
+        OPAL_SUCCESS == mca_btl_base_am_register(TAG_SLOW, slow_cb, NULL) &&
         OPAL_SUCCESS == mca_btl_base_init(false, false)) {
         (void) mca_btl_base_register_error_cb(error_cb);
         if (OPAL_SUCCESS == opal_fence(true) && OPAL_SUCCESS == mca_btl_base_add_all_procs() &&
             OPAL_SUCCESS == opal_fence(false)) {
-            bool ok = 0 == strcmp(argv[1], "forged")     ? run_forged()
-                      : 0 == strcmp(argv[1], "sockopts") ? run_sockopts(argv)
-                                                         : run_intruder(argv[2]);
+            bool ok = 0 == strcmp(argv[1], "forged")       ? run_forged()
+                      : 0 == strcmp(argv[1], "sockopts")   ? run_sockopts(argv)
+                      : 0 == strcmp(argv[1], "slowreader") ? run_slowreader(argv[2])
+                                                           : run_intruder(argv[2]);
             ok = OPAL_SUCCESS == opal_fence(false) && ok;
             status = ok ? 0 : 1;
         }

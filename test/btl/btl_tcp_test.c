@@ -291,6 +291,55 @@ START_TEST(an_unknown_address_family_is_refused_by_name)
 }
 END_TEST
 
+START_TEST(slow_readers_get_every_message_intact)
+{
+    /* Rank 0 floods two readers that pause at different paces: its sends
+     * are written in part, their rest is queued in descriptors that are
+     * reused (and new ones made) while the other queue is long. A
+     * descriptor must never be handed to the kernel by reference: the
+     * next message written into it would change bytes already sent. */
+    char prog[4096];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
+    const char *count = opal_test_under_valgrind() ? "2000" : "20000";
+    const char *argv[] = {"-np",
+                          "3",
+                          "--oversubscribe",
+                          "--timeout",
+                          "90",
+                          "--mca",
+                          "btl",
+                          "self,tcp",
+                          "--mca",
+                          "btl_tcp_sndbuf",
+                          "65536",
+                          "--mca",
+                          "btl_tcp_rcvbuf",
+                          "65536",
+                          prog,
+                          "slowreader",
+                          count,
+                          NULL};
+    mcarun_run_t run;
+    mcarun_test_mcarun(&run, NULL, argv);
+    bool ok = 0 == run.status && !btl_suite_has(run.out, "FAILED");
+    for (int r = 0; r < 3 && ok; ++r) {
+        char line[64];
+        snprintf(line, sizeof(line), "rank %d: slowreader ok\n", r);
+        ok = btl_suite_has(run.out, line);
+    }
+    for (int r = 1; r < 3 && ok; ++r) {
+        char line[96];
+        snprintf(line, sizeof(line), "rank %d: read %s messages intact, in order", r, count);
+        ok = btl_suite_has(run.out, line);
+    }
+    if (!ok) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl_tcp_rank slowreader did not pass (mcarun exited %d)", run.status);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 int main(void)
 {
     /* Under valgrind the sendi case stops at 16 times fewer messages than
@@ -306,6 +355,7 @@ int main(void)
     OPAL_TEST_ADD(s, tcp_stands_aside_on_one_node_unless_named);
     OPAL_TEST_ADD(s, tcp_with_sm_named_too_leaves_the_node_to_sm);
     OPAL_TEST_ADD(s, tcp_with_small_socket_buffers_still_moves_everything);
+    OPAL_TEST_ADD(s, slow_readers_get_every_message_intact);
     OPAL_TEST_ADD(s, a_frame_of_unknown_type_drops_the_peer_with_the_reason);
     OPAL_TEST_ADD(s, an_oversized_message_drops_the_peer_before_anything_is_read);
     OPAL_TEST_ADD(s, a_reply_to_no_request_drops_the_peer);

@@ -71,17 +71,17 @@ static size_t size_of(const mca_btl_base_module_t *btl, uint64_t k)
 }
 
 /* One message to rank if the module takes it now; false when it failed
- * for good (the rank is gone). */
-static bool offer(uint32_t rank, uint64_t *sent, unsigned char *scratch)
+ * for good (the rank is gone), with the reason in *rc. */
+static bool offer(uint32_t rank, uint64_t *sent, unsigned char *scratch, int *rc)
 {
     mca_btl_base_peer_t *peer = btl_test_peer(rank);
     size_t size = size_of(peer->send[0].btl, sent[rank]);
-    int rc = mca_btl_base_mux_send_copy(peer, BTL_TEST_TAG_KILLED, scratch, size);
-    if (OPAL_SUCCESS == rc) {
+    *rc = mca_btl_base_mux_send_copy(peer, BTL_TEST_TAG_KILLED, scratch, size);
+    if (OPAL_SUCCESS == *rc) {
         ++sent[rank];
         return true;
     }
-    return OPAL_ERR_RESOURCE_BUSY == rc;
+    return OPAL_ERR_RESOURCE_BUSY == *rc;
 }
 
 bool btl_test_case_killed(int argc, char **argv)
@@ -125,8 +125,9 @@ bool btl_test_case_killed(int argc, char **argv)
                 continue;
             }
             uint64_t was = sent[r];
-            if (!offer(r, sent, scratch) && r != victim) {
-                btl_test_fail("send to rank %" PRIu32 " (alive) failed", r);
+            int rc;
+            if (!offer(r, sent, scratch, &rc) && r != victim) {
+                btl_test_fail("send to rank %" PRIu32 " (alive) failed: %s", r, opal_strerror(rc));
                 ok = false;
             }
             busy = busy && was == sent[r];

@@ -25,6 +25,10 @@
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
+/* Every queue item starts out never splicing: a stale or zeroed index
+ * would hand a descriptor's buffer to vmsplice, which references its
+ * pages instead of copying them, and the next message written into the
+ * reused descriptor would change bytes already "sent". */
 static void frag_construct(mca_btl_tcp_frag_t *frag)
 {
     frag->base.des_segments = &frag->segment;
@@ -35,18 +39,21 @@ static void frag_construct(mca_btl_tcp_frag_t *frag)
     frag->list = NULL;
     frag->queued = false;
     frag->out.kind = MCA_BTL_TCP_OUT_FRAG;
+    frag->out.splice = -1;
 }
 OBJ_CLASS_INSTANCE(mca_btl_tcp_frag_t, mca_btl_base_descriptor_t, frag_construct, NULL);
 
 static void rdma_op_construct(mca_btl_tcp_rdma_op_t *op)
 {
     op->out.kind = MCA_BTL_TCP_OUT_RDMA;
+    op->out.splice = -1;
 }
 OBJ_CLASS_INSTANCE(mca_btl_tcp_rdma_op_t, opal_free_list_item_t, rdma_op_construct, NULL);
 
 static void reply_construct(mca_btl_tcp_reply_t *reply)
 {
     reply->out.kind = MCA_BTL_TCP_OUT_REPLY;
+    reply->out.splice = -1;
 }
 OBJ_CLASS_INSTANCE(mca_btl_tcp_reply_t, opal_free_list_item_t, reply_construct, NULL);
 

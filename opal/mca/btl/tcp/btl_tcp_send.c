@@ -511,6 +511,7 @@ int mca_btl_tcp_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
             frag->out.iov[0].iov_base = dst;
             frag->out.iov[0].iov_len = left;
             frag->out.iovcnt = 1;
+            frag->out.splice = -1;
             frag->out.first = 0;
             frag->out.next = NULL;
             endpoint->sendq.head = endpoint->sendq.tail = &frag->out;
