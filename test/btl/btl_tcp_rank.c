@@ -408,13 +408,23 @@ static bool run_intruder(const char *kind)
 
 #define TAG_SLOW 0xf2
 
-static uint64_t slow_received, slow_bad;
+/* Messages received in all, and from each rank (numbered per sender). */
+static uint64_t slow_received, slow_bad, slow_from[8];
 
 /* Message k: 16 + k % 997 bytes (eager), byte i is (k * 131 + i * 7) mod
  * 256, so that a byte of another message or offset shows. */
 static size_t slow_size(uint64_t k)
 {
     return 16 + (size_t) (k % 997);
+}
+
+/* Crossflood's messages reach further into the eager range (up to 30 KiB)
+ * so that a socket often takes only part of one. */
+static bool slow_large;
+
+static size_t message_size(uint64_t k)
+{
+    return slow_large ? 16 + (size_t) (k * 61 % 30000) : slow_size(k);
 }
 
 static uint8_t slow_byte(uint64_t k, size_t i)
@@ -426,14 +436,23 @@ static void slow_cb(struct mca_btl_base_module_t *btl,
                     const mca_btl_base_receive_descriptor_t *desc)
 {
     (void) btl;
-    uint64_t k = slow_received++;
+    uint32_t src = NULL != desc->proc ? desc->proc->proc_name.vpid : 0;
+    if (src >= 8) {
+        if (0 == slow_bad++) {
+            fail("a message from rank %u", src);
+        }
+        return;
+    }
+    uint64_t k = slow_from[src]++;
+    ++slow_received;
     size_t len = 0;
     for (size_t s = 0; s < desc->des_segment_count; ++s) {
         len += desc->des_segments[s].seg_len;
     }
-    if (len != slow_size(k)) {
+    if (len != message_size(k)) {
         if (0 == slow_bad++) {
-            fail("message %llu has %zu bytes, not %zu", (unsigned long long) k, len, slow_size(k));
+            fail("message %llu from rank %u has %zu bytes, not %zu", (unsigned long long) k, src,
+                 len, message_size(k));
         }
         return;
     }
@@ -528,6 +547,81 @@ static bool run_slowreader(const char *count)
     say("read %llu messages intact, in order (%llu pauses)", (unsigned long long) n,
         (unsigned long long) pauses);
     return send_am(0, TAG_DONE, "done", 4) && !broken;
+}
+
+/* Every rank sends n messages to every other, round robin, as fast as
+ * the sockets take them, progressing only when a send is refused: a
+ * sender must never wait for its own socket while the others do the
+ * same (btl_tcp_free_list_max 1 leaves a send written in part without a
+ * descriptor for its rest). */
+static bool run_crossflood(const char *count)
+{
+    uint64_t n = strtoull(count, NULL, 10);
+    uint32_t size = opal_proc_job_info()->size;
+    if (size < 2 || size > 8) {
+        fail("crossflood runs on 2 to 8 ranks, not %u", size);
+        return false;
+    }
+    static uint8_t buf[16 + 30000];
+    slow_large = true;
+    for (uint64_t k = 0; k < n && !broken; ++k) {
+        size_t len = message_size(k);
+        for (size_t i = 0; i < len; ++i) {
+            buf[i] = slow_byte(k, i);
+        }
+        for (uint32_t peer = 0; peer < size; ++peer) {
+            if (peer == my_rank) {
+                continue;
+            }
+            mca_btl_base_mux_entry_t *e = route(peer);
+            if (NULL == e) {
+                fail("no module reaches rank %u", peer);
+                return false;
+            }
+            for (;;) {
+                int rc = e->btl->btl_sendi(e->btl, e->endpoint, buf, len, NULL, 0, MCA_BTL_NO_ORDER,
+                                           0, TAG_SLOW, NULL);
+                if (OPAL_SUCCESS == rc) {
+                    break;
+                }
+                if (OPAL_ERR_RESOURCE_BUSY != rc || opal_timer_ns() > deadline_ns) {
+                    fail("message %llu to rank %u: %s (%llu received)", (unsigned long long) k,
+                         peer, opal_strerror(rc), (unsigned long long) slow_received);
+                    return false;
+                }
+                (void) opal_progress();
+            }
+        }
+    }
+    uint64_t want = n * (size - 1);
+    while (slow_received < want && 0 == slow_bad) {
+        if (opal_timer_ns() > deadline_ns) {
+            fail("timed out with %llu of %llu messages", (unsigned long long) slow_received,
+                 (unsigned long long) want);
+            return false;
+        }
+        (void) opal_progress();
+    }
+    if (0 != slow_bad) {
+        return false;
+    }
+    /* What this rank queued goes out only while it progresses: until
+     * every peer says it has everything. */
+    for (uint32_t peer = 0; peer < size; ++peer) {
+        if (peer != my_rank && !send_am(peer, TAG_DONE, "done", 4)) {
+            return false;
+        }
+    }
+    while (done_count < size - 1) {
+        if (opal_timer_ns() > deadline_ns) {
+            fail("timed out waiting for the others (%u of %u done)", done_count, size - 1);
+            return false;
+        }
+        (void) opal_progress();
+    }
+    say("sent %llu and read %llu messages intact", (unsigned long long) want,
+        (unsigned long long) want);
+    return !broken;
 }
 
 /* -------------------------------------------------------------- forged */
@@ -649,9 +743,9 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || (0 == strcmp(argv[1], "intruder") && argc < 3) ||
         (0 == strcmp(argv[1], "sockopts") && argc < 6) ||
-        (0 == strcmp(argv[1], "slowreader") && argc < 3)) {
+        ((0 == strcmp(argv[1], "slowreader") || 0 == strcmp(argv[1], "crossflood")) && argc < 3)) {
         fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged | sockopts IDLE INTVL "
-                        "PROBES USER_MS | slowreader N\n");
+                        "PROBES USER_MS | slowreader N | crossflood N\n");
         return 2;
     }
     deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
@@ -673,6 +767,7 @@ int main(int argc, char **argv)
             bool ok = 0 == strcmp(argv[1], "forged")       ? run_forged()
                       : 0 == strcmp(argv[1], "sockopts")   ? run_sockopts(argv)
                       : 0 == strcmp(argv[1], "slowreader") ? run_slowreader(argv[2])
+                      : 0 == strcmp(argv[1], "crossflood") ? run_crossflood(argv[2])
                                                            : run_intruder(argv[2]);
             ok = OPAL_SUCCESS == opal_fence(false) && ok;
             status = ok ? 0 : 1;

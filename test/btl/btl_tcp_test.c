@@ -340,6 +340,56 @@ START_TEST(slow_readers_get_every_message_intact)
 }
 END_TEST
 
+START_TEST(a_flood_among_three_with_one_descriptor_each_arrives_intact)
+{
+    /* Every rank floods the other two with messages up to 30 KiB, with
+     * btl_tcp_free_list_max 1: a send the socket takes in part often
+     * finds no descriptor for its rest, which then waits in memory of its
+     * own instead of the sender spinning on a full socket (three spinning
+     * senders would never read again). */
+    char prog[4096];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
+    const char *count = opal_test_under_valgrind() ? "200" : "2000";
+    const char *argv[] = {"-np",
+                          "3",
+                          "--oversubscribe",
+                          "--timeout",
+                          "90",
+                          "--mca",
+                          "btl",
+                          "self,tcp",
+                          "--mca",
+                          "btl_tcp_free_list_max",
+                          "1",
+                          "--mca",
+                          "btl_tcp_sndbuf",
+                          "65536",
+                          "--mca",
+                          "btl_tcp_rcvbuf",
+                          "65536",
+                          prog,
+                          "crossflood",
+                          count,
+                          NULL};
+    mcarun_run_t run;
+    mcarun_test_mcarun(&run, NULL, argv);
+    bool ok = 0 == run.status && !btl_suite_has(run.out, "FAILED");
+    for (int r = 0; r < 3 && ok; ++r) {
+        char line[96];
+        snprintf(line, sizeof(line), "rank %d: sent %d and read %d messages intact", r,
+                 2 * atoi(count), 2 * atoi(count));
+        ok = btl_suite_has(run.out, line);
+        snprintf(line, sizeof(line), "rank %d: crossflood ok\n", r);
+        ok = ok && btl_suite_has(run.out, line);
+    }
+    if (!ok) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl_tcp_rank crossflood did not pass (mcarun exited %d)", run.status);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 int main(void)
 {
     /* Under valgrind the sendi case stops at 16 times fewer messages than
@@ -356,6 +406,7 @@ int main(void)
     OPAL_TEST_ADD(s, tcp_with_sm_named_too_leaves_the_node_to_sm);
     OPAL_TEST_ADD(s, tcp_with_small_socket_buffers_still_moves_everything);
     OPAL_TEST_ADD(s, slow_readers_get_every_message_intact);
+    OPAL_TEST_ADD(s, a_flood_among_three_with_one_descriptor_each_arrives_intact);
     OPAL_TEST_ADD(s, a_frame_of_unknown_type_drops_the_peer_with_the_reason);
     OPAL_TEST_ADD(s, an_oversized_message_drops_the_peer_before_anything_is_read);
     OPAL_TEST_ADD(s, a_reply_to_no_request_drops_the_peer);

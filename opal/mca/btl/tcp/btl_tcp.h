@@ -85,6 +85,7 @@ typedef enum {
     MCA_BTL_TCP_OUT_RDMA,  /* a put's data or a get's request */
     MCA_BTL_TCP_OUT_REPLY, /* a PUT_ACK or GET_DATA this process owes */
     MCA_BTL_TCP_OUT_CTRL,  /* a BYE (the endpoint's own) */
+    MCA_BTL_TCP_OUT_HEAP,  /* the rest of a sendi, held in malloc'd memory */
 } mca_btl_tcp_out_kind_t;
 
 typedef struct mca_btl_tcp_out_t {

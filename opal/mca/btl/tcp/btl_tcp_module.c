@@ -197,12 +197,16 @@ int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)
     module->endpoints = calloc(module->job_size, sizeof(*module->endpoints));
 
     size_t max = c->free_list_max > 0 ? c->free_list_max : 1;
+    /* A list never starts (nor grows) past its bound: a small
+     * btl_tcp_free_list_max is a bound, not a reason to fail. */
+    size_t eager_first = max < 16 ? max : 16, rdma_first = max < 32 ? max : 32;
     int rc = OPAL_ERR_OUT_OF_RESOURCE;
     if (NULL == module->endpoints ||
         OPAL_SUCCESS != opal_free_list_init(&module->eager_frags, sizeof(mca_btl_tcp_frag_t),
                                             OPAL_CACHE_LINE_SIZE, OBJ_CLASS(mca_btl_tcp_frag_t),
                                             btl->btl_eager_limit + MCA_BTL_TCP_FRAME_HDR,
-                                            OPAL_CACHE_LINE_SIZE, 16, max, 16, NULL, NULL, NULL) ||
+                                            OPAL_CACHE_LINE_SIZE, eager_first, max, eager_first,
+                                            NULL, NULL, NULL) ||
         OPAL_SUCCESS != opal_free_list_init(&module->max_frags, sizeof(mca_btl_tcp_frag_t),
                                             OPAL_CACHE_LINE_SIZE, OBJ_CLASS(mca_btl_tcp_frag_t),
                                             btl->btl_max_send_size + MCA_BTL_TCP_FRAME_HDR,
@@ -210,7 +214,7 @@ int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)
                                             NULL, NULL, NULL) ||
         OPAL_SUCCESS != opal_free_list_init(&module->rdma_ops, sizeof(mca_btl_tcp_rdma_op_t),
                                             OPAL_CACHE_LINE_SIZE, OBJ_CLASS(mca_btl_tcp_rdma_op_t),
-                                            0, 0, 32, max, 32, NULL, NULL, NULL) ||
+                                            0, 0, rdma_first, max, rdma_first, NULL, NULL, NULL) ||
         OPAL_SUCCESS != opal_free_list_init(&module->replies, sizeof(mca_btl_tcp_reply_t),
                                             OPAL_CACHE_LINE_SIZE, OBJ_CLASS(mca_btl_tcp_reply_t), 0,
                                             0, 32, 0, 32, NULL, NULL, NULL)) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -444,6 +445,43 @@ int mca_btl_tcp_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
     return OPAL_SUCCESS;
 }
 
+/* The rest of a frame a sendi wrote in part, copied to malloc'd memory
+ * and queued first (freed when written, or when the peer fails); the
+ * module lock is held and is released here. */
+static int queue_rest_on_heap(mca_btl_tcp_module_t *module, mca_btl_tcp_endpoint_t *ep,
+                              mca_btl_tcp_out_t *out)
+{
+    size_t rest = out_bytes(out);
+    mca_btl_tcp_out_t *held = malloc(sizeof(*held) + rest);
+    if (NULL == held) {
+        /* Part of the frame is on the wire and the rest has nowhere to
+         * go: the connection cannot continue. */
+        char why[96];
+        snprintf(why, sizeof(why), "no memory for the %zu bytes left of a message", rest);
+        mca_btl_tcp_peer_failed(ep, why);
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return OPAL_ERR_UNREACH;
+    }
+    uint8_t *dst = (uint8_t *) (held + 1);
+    size_t at = 0;
+    for (int i = out->first; i < out->iovcnt; ++i) {
+        memcpy(dst + at, out->iov[i].iov_base, out->iov[i].iov_len);
+        at += out->iov[i].iov_len;
+    }
+    held->kind = MCA_BTL_TCP_OUT_HEAP;
+    held->iov[0].iov_base = dst;
+    held->iov[0].iov_len = rest;
+    held->iovcnt = 1;
+    held->first = 0;
+    held->splice = -1;
+    held->next = NULL;
+    ep->sendq.head = ep->sendq.tail = held;
+    ep->queued_bytes += rest;
+    mca_btl_tcp_want_out(ep, true);
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return OPAL_SUCCESS;
+}
+
 int mca_btl_tcp_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
                       const void *header, size_t header_size, const void *payload,
                       size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -485,18 +523,10 @@ int mca_btl_tcp_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
              * before anything else, so it is copied and queued now. */
             mca_btl_tcp_frag_t *frag = frag_get(module, out_bytes(&out));
             if (NULL == frag) {
-                /* Nothing to copy into: the socket is full, so wait for
-                 * it to take the rest of this frame. */
-                while (!out_finished(&out)) {
-                    n = write_out(endpoint->poll.fd, &out);
-                    if (n < 0) {
-                        mca_btl_tcp_io_failed(endpoint, "writing to", errno);
-                        OPAL_THREAD_UNLOCK(&module->lock);
-                        return OPAL_ERR_UNREACH;
-                    }
-                }
-                OPAL_THREAD_UNLOCK(&module->lock);
-                return OPAL_SUCCESS;
+                /* Every descriptor is taken (btl_tcp_free_list_max): the
+                 * rest goes to the heap. Waiting here for the socket to
+                 * take it would never end if the peer did the same. */
+                return queue_rest_on_heap(module, endpoint, &out);
             }
             size_t left = 0;
             uint8_t *dst = frag->base.super.ptr;
@@ -569,6 +599,9 @@ void mca_btl_tcp_out_done(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out)
             opal_free_list_return(&module->replies, &reply->super);
             break;
         }
+        case MCA_BTL_TCP_OUT_HEAP:
+            free(out);
+            break;
     }
 }
 
@@ -596,5 +629,8 @@ void mca_btl_tcp_out_abandon(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out,
             opal_free_list_return(&module->replies, &reply->super);
             break;
         }
+        case MCA_BTL_TCP_OUT_HEAP:
+            free(out);
+            break;
     }
 }
