@@ -61,6 +61,7 @@
 
 #define TAG_HANDLE 0xf0 /* rank 0's region: address, handle */
 #define TAG_DONE   0xf1
+#define TAG_SLOW   0xf2 /* slowreader's and crossflood's messages */
 
 static uint32_t my_rank;
 static bool failed_peer[2];
@@ -151,7 +152,10 @@ static mca_btl_base_mux_entry_t *route(uint32_t rank)
     return NULL != peer && peer->rdma_count > 0 ? &peer->rdma[0] : NULL;
 }
 
-static bool send_am(uint32_t rank, mca_btl_base_tag_t tag, const void *data, size_t size)
+/* Sends by sendi, progressing while the module says busy (counted in
+ * *busy when given). */
+static bool send_counting(uint32_t rank, mca_btl_base_tag_t tag, const void *data, size_t size,
+                          uint64_t *busy)
 {
     mca_btl_base_mux_entry_t *e = route(rank);
     if (NULL == e) {
@@ -165,11 +169,20 @@ static bool send_am(uint32_t rank, mca_btl_base_tag_t tag, const void *data, siz
             return true;
         }
         if (OPAL_ERR_RESOURCE_BUSY != rc || opal_timer_ns() > deadline_ns) {
-            fail("sending to rank %u: %s", rank, opal_strerror(rc));
+            fail("sending %zu bytes on tag %u to rank %u: %s", size, (unsigned) tag, rank,
+                 opal_strerror(rc));
             return false;
+        }
+        if (NULL != busy) {
+            ++*busy;
         }
         (void) opal_progress();
     }
+}
+
+static bool send_am(uint32_t rank, mca_btl_base_tag_t tag, const void *data, size_t size)
+{
+    return send_counting(rank, tag, data, size, NULL);
 }
 
 /* ------------------------------------------------------------ sockopts */
@@ -406,8 +419,6 @@ static bool run_intruder(const char *kind)
 
 /* ---------------------------------------------------------- slowreader */
 
-#define TAG_SLOW 0xf2
-
 /* Messages received in all, and from each rank (numbered per sender). */
 static uint64_t slow_received, slow_bad, slow_from[8];
 
@@ -471,6 +482,20 @@ static void slow_cb(struct mca_btl_base_module_t *btl,
     }
 }
 
+/* Progresses until peers ranks have said done: what this rank queued
+ * goes out only while it progresses. */
+static bool flood_wait_done(uint32_t peers)
+{
+    while (done_count < peers) {
+        if (opal_timer_ns() > deadline_ns) {
+            fail("timed out waiting for the others (%u of %u done)", done_count, peers);
+            return false;
+        }
+        (void) opal_progress();
+    }
+    return true;
+}
+
 static bool run_slowreader(const char *count)
 {
     uint64_t n = strtoull(count, NULL, 10);
@@ -488,38 +513,18 @@ static bool run_slowreader(const char *count)
         uint8_t buf[16 + 997];
         for (uint64_t k = 0; k < n * (size - 1) && !broken; ++k) {
             uint32_t to = 1 + (uint32_t) (k % (size - 1));
-            mca_btl_base_mux_entry_t *e = route(to);
-            if (NULL == e) {
-                fail("no module reaches rank %u", to);
-                return false;
-            }
             uint64_t m = seq[to]++;
             size_t len = slow_size(m);
             for (size_t i = 0; i < len; ++i) {
                 buf[i] = slow_byte(m, i);
             }
-            for (;;) {
-                int rc = e->btl->btl_sendi(e->btl, e->endpoint, buf, len, NULL, 0, MCA_BTL_NO_ORDER,
-                                           0, TAG_SLOW, NULL);
-                if (OPAL_SUCCESS == rc) {
-                    break;
-                }
-                if (OPAL_ERR_RESOURCE_BUSY != rc || opal_timer_ns() > deadline_ns) {
-                    fail("message %llu to rank %u: %s", (unsigned long long) m, to,
-                         opal_strerror(rc));
-                    return false;
-                }
-                ++busy;
-                (void) opal_progress();
-            }
             /* buf is overwritten by the next message at once. */
-        }
-        while (done_count < size - 1) {
-            if (opal_timer_ns() > deadline_ns) {
-                fail("timed out waiting for the readers (%u of %u done)", done_count, size - 1);
+            if (!send_counting(to, TAG_SLOW, buf, len, &busy)) {
                 return false;
             }
-            (void) opal_progress();
+        }
+        if (!flood_wait_done(size - 1)) {
+            return false;
         }
         say("sent %llu messages to each reader (%llu busy answers)", (unsigned long long) n,
             (unsigned long long) busy);
@@ -563,6 +568,7 @@ static bool run_crossflood(const char *count)
         return false;
     }
     static uint8_t buf[16 + 30000];
+    uint64_t busy = 0;
     slow_large = true;
     for (uint64_t k = 0; k < n && !broken; ++k) {
         size_t len = message_size(k);
@@ -570,26 +576,8 @@ static bool run_crossflood(const char *count)
             buf[i] = slow_byte(k, i);
         }
         for (uint32_t peer = 0; peer < size; ++peer) {
-            if (peer == my_rank) {
-                continue;
-            }
-            mca_btl_base_mux_entry_t *e = route(peer);
-            if (NULL == e) {
-                fail("no module reaches rank %u", peer);
+            if (peer != my_rank && !send_counting(peer, TAG_SLOW, buf, len, &busy)) {
                 return false;
-            }
-            for (;;) {
-                int rc = e->btl->btl_sendi(e->btl, e->endpoint, buf, len, NULL, 0, MCA_BTL_NO_ORDER,
-                                           0, TAG_SLOW, NULL);
-                if (OPAL_SUCCESS == rc) {
-                    break;
-                }
-                if (OPAL_ERR_RESOURCE_BUSY != rc || opal_timer_ns() > deadline_ns) {
-                    fail("message %llu to rank %u: %s (%llu received)", (unsigned long long) k,
-                         peer, opal_strerror(rc), (unsigned long long) slow_received);
-                    return false;
-                }
-                (void) opal_progress();
             }
         }
     }
@@ -605,22 +593,16 @@ static bool run_crossflood(const char *count)
     if (0 != slow_bad) {
         return false;
     }
-    /* What this rank queued goes out only while it progresses: until
-     * every peer says it has everything. */
     for (uint32_t peer = 0; peer < size; ++peer) {
         if (peer != my_rank && !send_am(peer, TAG_DONE, "done", 4)) {
             return false;
         }
     }
-    while (done_count < size - 1) {
-        if (opal_timer_ns() > deadline_ns) {
-            fail("timed out waiting for the others (%u of %u done)", done_count, size - 1);
-            return false;
-        }
-        (void) opal_progress();
+    if (!flood_wait_done(size - 1)) {
+        return false;
     }
-    say("sent %llu and read %llu messages intact", (unsigned long long) want,
-        (unsigned long long) want);
+    say("sent %llu and read %llu messages intact (%llu busy answers)", (unsigned long long) want,
+        (unsigned long long) want, (unsigned long long) busy);
     return !broken;
 }
 

@@ -291,6 +291,45 @@ START_TEST(an_unknown_address_family_is_refused_by_name)
 }
 END_TEST
 
+/* Runs btl_tcp_rank KASE COUNT on three ranks with 64 KiB socket buffers
+ * (and btl_tcp_free_list_max, when given): every rank must pass, and the
+ * output hold each of expect[]. */
+static void tcp_flood(const char *kase, const char *count, const char *free_list_max,
+                      const char *const *expect)
+{
+    char prog[4096];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
+    const char *argv[32] = {"-np",   "3",     "--oversubscribe", "--timeout", "90",
+                            "--mca", "btl",   "self,tcp",        "--mca",     "btl_tcp_sndbuf",
+                            "65536", "--mca", "btl_tcp_rcvbuf",  "65536"};
+    int n = 14;
+    if (NULL != free_list_max) {
+        argv[n++] = "--mca";
+        argv[n++] = "btl_tcp_free_list_max";
+        argv[n++] = free_list_max;
+    }
+    argv[n++] = prog;
+    argv[n++] = kase;
+    argv[n++] = count;
+    argv[n] = NULL;
+    mcarun_run_t run;
+    mcarun_test_mcarun(&run, NULL, argv);
+    bool ok = 0 == run.status && !btl_suite_has(run.out, "FAILED");
+    for (int r = 0; r < 3 && ok; ++r) {
+        char line[64];
+        snprintf(line, sizeof(line), "rank %d: %s ok\n", r, kase);
+        ok = btl_suite_has(run.out, line);
+    }
+    for (int i = 0; ok && NULL != expect[i]; ++i) {
+        ok = btl_suite_has(run.out, expect[i]);
+    }
+    if (!ok) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl_tcp_rank %s did not pass (mcarun exited %d)", kase, run.status);
+    }
+    mcarun_test_run_free(&run);
+}
+
 START_TEST(slow_readers_get_every_message_intact)
 {
     /* Rank 0 floods two readers that pause at different paces: its sends
@@ -298,45 +337,12 @@ START_TEST(slow_readers_get_every_message_intact)
      * reused (and new ones made) while the other queue is long. A
      * descriptor must never be handed to the kernel by reference: the
      * next message written into it would change bytes already sent. */
-    char prog[4096];
-    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
     const char *count = opal_test_under_valgrind() ? "2000" : "20000";
-    const char *argv[] = {"-np",
-                          "3",
-                          "--oversubscribe",
-                          "--timeout",
-                          "90",
-                          "--mca",
-                          "btl",
-                          "self,tcp",
-                          "--mca",
-                          "btl_tcp_sndbuf",
-                          "65536",
-                          "--mca",
-                          "btl_tcp_rcvbuf",
-                          "65536",
-                          prog,
-                          "slowreader",
-                          count,
-                          NULL};
-    mcarun_run_t run;
-    mcarun_test_mcarun(&run, NULL, argv);
-    bool ok = 0 == run.status && !btl_suite_has(run.out, "FAILED");
-    for (int r = 0; r < 3 && ok; ++r) {
-        char line[64];
-        snprintf(line, sizeof(line), "rank %d: slowreader ok\n", r);
-        ok = btl_suite_has(run.out, line);
-    }
-    for (int r = 1; r < 3 && ok; ++r) {
-        char line[96];
-        snprintf(line, sizeof(line), "rank %d: read %s messages intact, in order", r, count);
-        ok = btl_suite_has(run.out, line);
-    }
-    if (!ok) {
-        mcarun_test_dump(&run);
-        ck_abort_msg("btl_tcp_rank slowreader did not pass (mcarun exited %d)", run.status);
-    }
-    mcarun_test_run_free(&run);
+    char read1[96], read2[96];
+    snprintf(read1, sizeof(read1), "rank 1: read %s messages intact, in order", count);
+    snprintf(read2, sizeof(read2), "rank 2: read %s messages intact, in order", count);
+    const char *expect[] = {read1, read2, NULL};
+    tcp_flood("slowreader", count, NULL, expect);
 }
 END_TEST
 
@@ -347,46 +353,16 @@ START_TEST(a_flood_among_three_with_one_descriptor_each_arrives_intact)
      * finds no descriptor for its rest, which then waits in memory of its
      * own instead of the sender spinning on a full socket (three spinning
      * senders would never read again). */
-    char prog[4096];
-    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
     const char *count = opal_test_under_valgrind() ? "200" : "2000";
-    const char *argv[] = {"-np",
-                          "3",
-                          "--oversubscribe",
-                          "--timeout",
-                          "90",
-                          "--mca",
-                          "btl",
-                          "self,tcp",
-                          "--mca",
-                          "btl_tcp_free_list_max",
-                          "1",
-                          "--mca",
-                          "btl_tcp_sndbuf",
-                          "65536",
-                          "--mca",
-                          "btl_tcp_rcvbuf",
-                          "65536",
-                          prog,
-                          "crossflood",
-                          count,
-                          NULL};
-    mcarun_run_t run;
-    mcarun_test_mcarun(&run, NULL, argv);
-    bool ok = 0 == run.status && !btl_suite_has(run.out, "FAILED");
-    for (int r = 0; r < 3 && ok; ++r) {
-        char line[96];
-        snprintf(line, sizeof(line), "rank %d: sent %d and read %d messages intact", r,
+    char lines[3][96];
+    const char *expect[4];
+    for (int r = 0; r < 3; ++r) {
+        snprintf(lines[r], sizeof(lines[r]), "rank %d: sent %d and read %d messages intact", r,
                  2 * atoi(count), 2 * atoi(count));
-        ok = btl_suite_has(run.out, line);
-        snprintf(line, sizeof(line), "rank %d: crossflood ok\n", r);
-        ok = ok && btl_suite_has(run.out, line);
+        expect[r] = lines[r];
     }
-    if (!ok) {
-        mcarun_test_dump(&run);
-        ck_abort_msg("btl_tcp_rank crossflood did not pass (mcarun exited %d)", run.status);
-    }
-    mcarun_test_run_free(&run);
+    expect[3] = NULL;
+    tcp_flood("crossflood", count, "1", expect);
 }
 END_TEST
 
