@@ -309,9 +309,9 @@ static int connect_next(mca_btl_tcp_endpoint_t *ep, const char *last_error)
         }
         if (!any_of_family) {
             size_t len = strlen(err);
-            snprintf(err + len, sizeof(err) - len, "; it published no %s address (%s here)",
-                     v6 ? "IPv6" : "IPv4",
-                     v6 ? "btl_tcp_address_family ipv6" : "btl_tcp_address_family ipv4");
+            snprintf(err + len, sizeof(err) - len,
+                     "; it published no %s address (btl_tcp_address_family %s here)",
+                     v6 ? "IPv6" : "IPv4", v6 ? "ipv6" : "ipv4");
         }
     }
     mca_btl_tcp_peer_failed(ep, err);

@@ -375,6 +375,34 @@ static void am_out(mca_btl_tcp_out_t *out, mca_btl_base_tag_t tag, const void *a
     }
 }
 
+/* Puts out, alone, at the head of ep's empty queue: the rest of a frame
+ * already begun on the wire, to be written before anything else. */
+static void queue_first(mca_btl_tcp_endpoint_t *ep, mca_btl_tcp_out_t *out)
+{
+    out->next = NULL;
+    ep->sendq.head = ep->sendq.tail = out;
+    ep->queued_bytes += out_bytes(out);
+    mca_btl_tcp_want_out(ep, true);
+}
+
+/* Copies what is left of src (a frame a sendi wrote in part) to dst and
+ * makes held a one-piece item of kind over it, never spliced. */
+static void hold_rest(const mca_btl_tcp_out_t *src, uint8_t *dst, mca_btl_tcp_out_t *held,
+                      mca_btl_tcp_out_kind_t kind)
+{
+    size_t at = 0;
+    for (int i = src->first; i < src->iovcnt; ++i) {
+        memcpy(dst + at, src->iov[i].iov_base, src->iov[i].iov_len);
+        at += src->iov[i].iov_len;
+    }
+    held->kind = kind;
+    held->iov[0].iov_base = dst;
+    held->iov[0].iov_len = at;
+    held->iovcnt = 1;
+    held->first = 0;
+    held->splice = -1;
+}
+
 /* Whether a send to ep must be refused now: the peer is gone (UNREACH),
  * or too much waits for it already (busy). */
 static int admit(mca_btl_tcp_endpoint_t *ep)
@@ -435,49 +463,10 @@ int mca_btl_tcp_send(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
             return OPAL_ERR_UNREACH;
         }
         /* Part of it went: the rest waits at the head of the queue. */
-        endpoint->sendq.head = endpoint->sendq.tail = &frag->out;
-        endpoint->queued_bytes += out_bytes(&frag->out);
-        mca_btl_tcp_want_out(endpoint, true);
+        queue_first(endpoint, &frag->out);
     } else {
         mca_btl_tcp_enqueue(endpoint, &frag->out);
     }
-    OPAL_THREAD_UNLOCK(&module->lock);
-    return OPAL_SUCCESS;
-}
-
-/* The rest of a frame a sendi wrote in part, copied to malloc'd memory
- * and queued first (freed when written, or when the peer fails); the
- * module lock is held and is released here. */
-static int queue_rest_on_heap(mca_btl_tcp_module_t *module, mca_btl_tcp_endpoint_t *ep,
-                              mca_btl_tcp_out_t *out)
-{
-    size_t rest = out_bytes(out);
-    mca_btl_tcp_out_t *held = malloc(sizeof(*held) + rest);
-    if (NULL == held) {
-        /* Part of the frame is on the wire and the rest has nowhere to
-         * go: the connection cannot continue. */
-        char why[96];
-        snprintf(why, sizeof(why), "no memory for the %zu bytes left of a message", rest);
-        mca_btl_tcp_peer_failed(ep, why);
-        OPAL_THREAD_UNLOCK(&module->lock);
-        return OPAL_ERR_UNREACH;
-    }
-    uint8_t *dst = (uint8_t *) (held + 1);
-    size_t at = 0;
-    for (int i = out->first; i < out->iovcnt; ++i) {
-        memcpy(dst + at, out->iov[i].iov_base, out->iov[i].iov_len);
-        at += out->iov[i].iov_len;
-    }
-    held->kind = MCA_BTL_TCP_OUT_HEAP;
-    held->iov[0].iov_base = dst;
-    held->iov[0].iov_len = rest;
-    held->iovcnt = 1;
-    held->first = 0;
-    held->splice = -1;
-    held->next = NULL;
-    ep->sendq.head = ep->sendq.tail = held;
-    ep->queued_bytes += rest;
-    mca_btl_tcp_want_out(ep, true);
     OPAL_THREAD_UNLOCK(&module->lock);
     return OPAL_SUCCESS;
 }
@@ -521,32 +510,33 @@ int mca_btl_tcp_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
         if (n > 0) {
             /* Part of the frame is on the wire: the rest must follow
              * before anything else, so it is copied and queued now. */
-            mca_btl_tcp_frag_t *frag = frag_get(module, out_bytes(&out));
-            if (NULL == frag) {
-                /* Every descriptor is taken (btl_tcp_free_list_max): the
-                 * rest goes to the heap. Waiting here for the socket to
-                 * take it would never end if the peer did the same. */
-                return queue_rest_on_heap(module, endpoint, &out);
+            size_t rest = out_bytes(&out);
+            mca_btl_tcp_frag_t *frag = frag_get(module, rest);
+            if (NULL != frag) {
+                hold_rest(&out, frag->base.super.ptr, &frag->out, MCA_BTL_TCP_OUT_FRAG);
+                frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+                frag->endpoint = endpoint;
+                frag->queued = true;
+                queue_first(endpoint, &frag->out);
+                OPAL_THREAD_UNLOCK(&module->lock);
+                return OPAL_SUCCESS;
             }
-            size_t left = 0;
-            uint8_t *dst = frag->base.super.ptr;
-            for (int i = out.first; i < out.iovcnt; ++i) {
-                memcpy(dst + left, out.iov[i].iov_base, out.iov[i].iov_len);
-                left += out.iov[i].iov_len;
+            /* Every descriptor is taken (btl_tcp_free_list_max): the rest
+             * goes to memory of its own, freed when written. Waiting here
+             * for the socket to take it would never end if the peer did
+             * the same. */
+            mca_btl_tcp_out_t *held = malloc(sizeof(*held) + rest);
+            if (NULL == held) {
+                /* Part of the frame is on the wire and the rest has
+                 * nowhere to go: the connection cannot continue. */
+                char why[96];
+                snprintf(why, sizeof(why), "no memory for the %zu bytes left of a message", rest);
+                mca_btl_tcp_peer_failed(endpoint, why);
+                OPAL_THREAD_UNLOCK(&module->lock);
+                return OPAL_ERR_UNREACH;
             }
-            frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-            frag->endpoint = endpoint;
-            frag->queued = true;
-            frag->out.kind = MCA_BTL_TCP_OUT_FRAG;
-            frag->out.iov[0].iov_base = dst;
-            frag->out.iov[0].iov_len = left;
-            frag->out.iovcnt = 1;
-            frag->out.splice = -1;
-            frag->out.first = 0;
-            frag->out.next = NULL;
-            endpoint->sendq.head = endpoint->sendq.tail = &frag->out;
-            endpoint->queued_bytes += left;
-            mca_btl_tcp_want_out(endpoint, true);
+            hold_rest(&out, (uint8_t *) (held + 1), held, MCA_BTL_TCP_OUT_HEAP);
+            queue_first(endpoint, held);
             OPAL_THREAD_UNLOCK(&module->lock);
             return OPAL_SUCCESS;
         }
