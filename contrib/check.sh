@@ -125,6 +125,9 @@ show_failures() {
         [ -f "$log" ] || continue
         grep -E ':[FE]:|^FAIL|FAILED|[Ff]ailed|ERROR|Sanitizer|timeout|expect-mux:' "$log" | head -n 30 |
             sed 's/^/    | /'
+        # What a list test about to time out was waiting for (test-list.sh's
+        # tl_watch): its processes, stacks and daemons' state.
+        grep -E '^    ! ' "$log" | head -n 100 | sed 's/^/    | /'
         echo "    | (last lines)"
         tail -n 10 "$log" | sed 's/^/    | /'
     done

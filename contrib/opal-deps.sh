@@ -5,7 +5,9 @@
 # the daemons, the client commands and the PMIx plugin (mpi_pmix_v4.so).
 opal_slurm_packages="munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins"
 
-opal_deps_packages="build-essential autoconf automake libtool pkg-config libltdl-dev
+# gdb: the threads' stacks of a list test about to time out (the
+# tl_on_hang hooks of test-list.sh), so that CI's log says where it waited.
+opal_deps_packages="gdb build-essential autoconf automake libtool pkg-config libltdl-dev
  check libsubunit-dev libhwloc-dev hwloc libfabric-dev libfabric-bin libibverbs-dev
  librdmacm-dev valgrind clang libpmix-dev openmpi-bin libopenmpi-dev
  libfuzzer-14-dev $opal_slurm_packages"

@@ -49,12 +49,35 @@ tl_crashed_in_libfabric() {
          END { exit !found }' "$1"
 }
 
+# tl_watch PID OUT: when the caller defines tl_on_hang, calls it with PID
+# (output to OUT) if PID is still running 5 s before the time limit, so that a
+# command about to be killed for taking too long leaves a picture of what
+# it was waiting for (a hook prints the processes, the daemons' state).
+# Returns as soon as PID has ended.
+tl_watch() {
+    local pid=$1 out=$2 ticks=0
+    # In fifths of a second, so that a command that ends is not kept waiting.
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ $ticks -eq $(((tl_timeout - 5) * 5)) ]; then
+            echo "still running after $((ticks / 5)) s, shortly before the time limit:"
+            tl_on_hang "$pid"
+            return
+        fi
+        sleep 0.2
+        ticks=$((ticks + 1))
+    done >"$out" 2>&1
+}
+
 # tl_run NAME COMMAND: runs one bash command in $tl_build with the time
 # limit, its output indented; PASS when it exits 0. A run that crashed
 # inside libfabric (tl_crashed_in_libfabric) is run once more, saying so:
-# the second run decides.
+# the second run decides. A run about to reach the limit is described by
+# tl_on_hang, when the caller defines it (tl_watch); when the caller also
+# defines tl_hang_is_external FILE and it finds in that description that
+# the wait was the launcher's, not opal-mca's, the run is made once more,
+# saying so, and the second run decides.
 tl_run() {
-    local name=$1 command=$2 start=$SECONDS rc try out
+    local name=$1 command=$2 start=$SECONDS rc try out watcher
     echo "-- $name: $command"
     out=$(mktemp "${TMPDIR:-/tmp}/tl_run.XXXXXX")
     for try in 1 2; do
@@ -66,14 +89,32 @@ tl_run() {
             </dev/null >"$out" 2>&1 &
         tl_child=$!
         netns_child=$tl_child
+        watcher=
+        if declare -F tl_on_hang >/dev/null; then
+            tl_watch "$tl_child" "$out.hang" &
+            watcher=$!
+        fi
         wait "$tl_child"
         rc=$?
+        [ -n "$watcher" ] && wait "$watcher"
         tl_child=
         netns_child=
         sed 's/^/    | /' "$out"
-        [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ $try -eq 1 ] && tl_crashed_in_libfabric "$out" ||
+        local external=no
+        if [ -s "$out.hang" ]; then
+            sed 's/^/    ! /' "$out.hang"
+            [ "$rc" -eq 124 ] && declare -F tl_hang_is_external >/dev/null &&
+                tl_hang_is_external "$out.hang" && external=yes
+        fi
+        rm -f "$out.hang"
+        [ $try -eq 1 ] || break
+        if [ $external = yes ]; then
+            echo "    (hung inside the launcher, not in opal-mca: running $name once more)"
+        elif [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && tl_crashed_in_libfabric "$out"; then
+            echo "    (crashed inside libfabric, not in opal-mca: running $name once more)"
+        else
             break
-        echo "    (crashed inside libfabric, not in opal-mca: running $name once more)"
+        fi
     done
     rm -f "$out"
     local again=

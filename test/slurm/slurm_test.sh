@@ -105,6 +105,70 @@ fi
 tl_pass "the cluster starts, both nodes idle ($((SECONDS - start)) s)"
 export CLUSTER=$cluster
 export SRUN="bash $here/cluster.sh run $cluster srun"
+
+# tl_on_hang PID (test-list.sh): what the job PID runs, about to be killed
+# for taking too long, was waiting for: its processes, Slurm's daemons and
+# the ranks (children of slurmstepd), with the stacks of its own programs
+# and of the ranks when gdb is there; the queue, the nodes' states, the
+# PMIx plugin's complaints and the daemons' last words.
+tl_on_hang() {
+    local mine pid ppid args
+    # " PID and its descendants ", then the processes of the cluster.
+    mine=" $(ps -eo pid=,ppid= | awk -v top="$1" '
+        { parent[$1] = $2 }
+        END { for (p in parent) {
+                  for (q = p; q != "" && q > 1; q = parent[q])
+                      if (q == top) { printf "%s ", p; break } } }')"
+    echo "-- processes"
+    ps -eo pid,ppid,stat,etimes,wchan:24,args | awk -v mine="$mine" '
+        { line[NR] = $0; pid[NR] = $1; ppid[NR] = $2; cmd[NR] = $6
+          if ($6 == "slurmstepd:") step[$1] = 1 }
+        END { for (i = 1; i <= NR; i++)
+                  if (i == 1 || index(mine, " " pid[i] " ") || ppid[i] in step ||
+                      cmd[i] ~ /^(slurmstepd:|slurmd|slurmctld)$/) print line[i] }'
+    command -v gdb >/dev/null && while read -r pid ppid args; do
+        local under=
+        [ "$(cat /proc/"$ppid"/comm 2>/dev/null)" = slurmstepd ] && under=" (a rank under slurmstepd)"
+        if [ -z "$under" ]; then
+            # The job's own programs from the build tree, not the shells,
+            # srun or mcarun around them.
+            case $mine in *" $pid "*) ;; *) continue ;; esac
+            [ "${args#"$build"/}" != "$args" ] || continue
+            [ "${args%%mcarun *}" = "$args" ] || continue
+        fi
+        echo "-- stacks of $pid$under: $args"
+        timeout 20 gdb -p "$pid" -batch -nx -ex 'thread apply all bt 12' 2>/dev/null |
+            grep -E '^(Thread|#)' | head -n 60
+    done < <(ps -eo pid=,ppid=,args=)
+    echo "-- squeue"
+    bash "$here/cluster.sh" run "$cluster" squeue -a -o '%i %j %T %r %N %M' 2>&1
+    echo "-- sinfo"
+    bash "$here/cluster.sh" run "$cluster" sinfo -N -o '%N %T %E' 2>&1
+    local f
+    echo "-- the PMIx plugin's errors"
+    grep -h 'mpi/pmix' "$cluster"/node*/slurmd.log 2>/dev/null | tail -n 20
+    for f in "$cluster"/ctl/slurmctld.log "$cluster"/node*/slurmd.log; do
+        [ -s "$f" ] && { echo "-- last lines of ${f#"$cluster"/}"; tail -n 25 "$f"; }
+    done
+}
+
+# tl_hang_is_external FILE (test-list.sh): true when tl_on_hang's picture
+# shows every rank of the srun job (srun's -n) waiting in PMIx_Fence: each
+# has made its contribution and the launcher's PMIx servers did not
+# complete the collective. Slurm 22.05's plugin collects data with its ring
+# algorithm, which other projects have seen lose a contribution between
+# two nodes and hang.
+tl_hang_is_external() {
+    awk '/^-- processes$/ { ps = 1; next }
+         /^-- / { ps = 0 }
+         ps && / srun / && np == "" {
+             for (i = 1; i < NF; i++) if ($i == "-n") np = $(i + 1) }
+         /^-- stacks of [0-9]+ \(a rank under slurmstepd\)/ { ranks++; cur = ranks; next }
+         /^-- / { cur = 0 }
+         cur && /in PMIx_Fence / { fenced[cur] = 1 }
+         END { n = 0; for (r in fenced) n++
+               exit !(np != "" && ranks == np + 0 && n == ranks) }' "$1"
+}
 export EXPECT_ESS=$here/expect-ess.sh EXPECT_MUX=$here/expect-mux.sh
 
 echo "== the cluster"
