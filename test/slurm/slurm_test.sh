@@ -112,34 +112,37 @@ export SRUN="bash $here/cluster.sh run $cluster srun"
 # and of the ranks when gdb is there; the queue, the nodes' states, the
 # PMIx plugin's complaints and the daemons' last words.
 tl_on_hang() {
-    local mine pid ppid args
-    # " PID and its descendants ", then the processes of the cluster.
-    mine=" $(ps -eo pid=,ppid= | awk -v top="$1" '
-        { parent[$1] = $2 }
-        END { for (p in parent) {
-                  for (q = p; q != "" && q > 1; q = parent[q])
-                      if (q == top) { printf "%s ", p; break } } }')"
-    echo "-- processes"
-    ps -eo pid,ppid,stat,etimes,wchan:24,args | awk -v mine="$mine" '
-        { line[NR] = $0; pid[NR] = $1; ppid[NR] = $2; cmd[NR] = $6
+    local plan pid label
+    # One snapshot, one pass: "show" lines for the listing (PID and its
+    # descendants, Slurm's daemons, the ranks: children of slurmstepd) and
+    # "stack" lines for gdb (the ranks, and PID's descendants that run a
+    # program of the build tree other than mcarun).
+    plan=$(ps -eo pid,ppid,stat,etimes,wchan:24,args | awk -v top="$1" -v b="$build/" '
+        NR == 1 { print "show\t" $0; next }
+        { line[NR] = $0; pid[NR] = $1; parent[$1] = $2; cmd[NR] = $6
           if ($6 == "slurmstepd:") step[$1] = 1 }
-        END { for (i = 1; i <= NR; i++)
-                  if (i == 1 || index(mine, " " pid[i] " ") || ppid[i] in step ||
-                      cmd[i] ~ /^(slurmstepd:|slurmd|slurmctld)$/) print line[i] }'
-    command -v gdb >/dev/null && while read -r pid ppid args; do
-        local under=
-        [ "$(cat /proc/"$ppid"/comm 2>/dev/null)" = slurmstepd ] && under=" (a rank under slurmstepd)"
-        if [ -z "$under" ]; then
-            # The job's own programs from the build tree, not the shells,
-            # srun or mcarun around them.
-            case $mine in *" $pid "*) ;; *) continue ;; esac
-            [ "${args#"$build"/}" != "$args" ] || continue
-            [ "${args%%mcarun *}" = "$args" ] || continue
-        fi
-        echo "-- stacks of $pid$under: $args"
+        END { for (i = 2; i <= NR; i++) {
+                  mine = 0
+                  for (q = pid[i]; q != "" && q > 1; q = parent[q])
+                      if (q == top) { mine = 1; break }
+                  rank = parent[pid[i]] in step
+                  if (mine || rank || cmd[i] ~ /^(slurmstepd:|slurmd|slurmctld)$/)
+                      print "show\t" line[i]
+                  args = line[i]
+                  for (k = 0; k < 5; k++)
+                      sub(/^ *[^ ]+ +/, "", args)
+                  if (rank)
+                      print "stack\t" pid[i] "\t (a rank under slurmstepd): " args
+                  else if (mine && index(cmd[i], b) == 1 && cmd[i] !~ /\/mcarun$/)
+                      print "stack\t" pid[i] "\t: " args
+              } }')
+    echo "-- processes"
+    sed -n 's/^show\t//p' <<<"$plan"
+    command -v gdb >/dev/null && while IFS=$'\t' read -r pid label; do
+        echo "-- stacks of $pid$label"
         timeout 20 gdb -p "$pid" -batch -nx -ex 'thread apply all bt 12' 2>/dev/null |
             grep -E '^(Thread|#)' | head -n 60
-    done < <(ps -eo pid=,ppid=,args=)
+    done < <(sed -n 's/^stack\t//p' <<<"$plan")
     echo "-- squeue"
     bash "$here/cluster.sh" run "$cluster" squeue -a -o '%i %j %T %r %N %M' 2>&1
     echo "-- sinfo"
