@@ -25,6 +25,13 @@
  *                                rest queued, descriptors are reused, and
  *                                rank 1 must find every message intact
  *                                and in order
+ *   btl_tcp_rank crossflood N    every rank sends N messages to every
+ *                                other, progressing only when refused
+ *   btl_tcp_rank sleepyreader N  rank 1 sleeps while rank 0's N messages
+ *                                fill its socket, then reads them in
+ *                                passes of btl_tcp_recv_budget: the pass
+ *                                whose read empties the socket handles
+ *                                what it read
  *
  * KIND: type (a frame of unknown type), am-size (a message over the
  * limit), reply (a put acknowledgement to no request), status (an active
@@ -606,6 +613,59 @@ static bool run_crossflood(const char *count)
     return !broken;
 }
 
+/* -------------------------------------------------------- sleepyreader */
+
+/* Once the connection is up (a hello each way), rank 1 sleeps while rank
+ * 0 sends n eager messages, which wait in rank 1's socket; then rank 1
+ * reads them in passes of btl_tcp_recv_budget bytes (set small by the
+ * test). The read that empties the socket also spends the budget, and
+ * the messages it brought must be handled in that pass: rank 0 sends
+ * nothing more until rank 1 answers, so the socket will not wake the
+ * connection again. */
+static bool run_sleepyreader(const char *count)
+{
+    uint64_t n = strtoull(count, NULL, 10);
+    if (0 == my_rank) {
+        if (!send_am(1, TAG_DONE, "hello", 5) || !wait_for(&done_received, "rank 1's hello")) {
+            return false;
+        }
+        uint8_t buf[16 + 997];
+        for (uint64_t k = 0; k < n && !broken; ++k) {
+            size_t len = slow_size(k);
+            for (size_t i = 0; i < len; ++i) {
+                buf[i] = slow_byte(k, i);
+            }
+            if (!send_am(1, TAG_SLOW, buf, len)) {
+                return false;
+            }
+        }
+        /* Rank 1's hello, then its answer. */
+        if (!flood_wait_done(2)) {
+            return false;
+        }
+        say("sent %llu messages to a sleeping reader", (unsigned long long) n);
+        return !broken;
+    }
+    if (!wait_for(&done_received, "rank 0's hello") || !send_am(0, TAG_DONE, "hello", 5)) {
+        return false;
+    }
+    usleep(300 * 1000);
+    uint64_t woke = opal_timer_ns();
+    while (slow_received < n && 0 == slow_bad) {
+        if (opal_timer_ns() - woke > UINT64_C(20) * 1000000000u) {
+            fail("%llu of %llu messages handled 20 s after waking (they were in the socket)",
+                 (unsigned long long) slow_received, (unsigned long long) n);
+            return false;
+        }
+        (void) opal_progress();
+    }
+    if (0 != slow_bad) {
+        return false;
+    }
+    say("read %llu messages intact after sleeping", (unsigned long long) n);
+    return send_am(0, TAG_DONE, "done", 4) && !broken;
+}
+
 /* -------------------------------------------------------------- forged */
 
 typedef struct {
@@ -725,9 +785,11 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || (0 == strcmp(argv[1], "intruder") && argc < 3) ||
         (0 == strcmp(argv[1], "sockopts") && argc < 6) ||
-        ((0 == strcmp(argv[1], "slowreader") || 0 == strcmp(argv[1], "crossflood")) && argc < 3)) {
+        ((0 == strcmp(argv[1], "slowreader") || 0 == strcmp(argv[1], "crossflood") ||
+          0 == strcmp(argv[1], "sleepyreader")) &&
+         argc < 3)) {
         fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged | sockopts IDLE INTVL "
-                        "PROBES USER_MS | slowreader N | crossflood N\n");
+                        "PROBES USER_MS | slowreader N | crossflood N | sleepyreader N\n");
         return 2;
     }
     deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
@@ -746,11 +808,12 @@ int main(int argc, char **argv)
         (void) mca_btl_base_register_error_cb(error_cb);
         if (OPAL_SUCCESS == opal_fence(true) && OPAL_SUCCESS == mca_btl_base_add_all_procs() &&
             OPAL_SUCCESS == opal_fence(false)) {
-            bool ok = 0 == strcmp(argv[1], "forged")       ? run_forged()
-                      : 0 == strcmp(argv[1], "sockopts")   ? run_sockopts(argv)
-                      : 0 == strcmp(argv[1], "slowreader") ? run_slowreader(argv[2])
-                      : 0 == strcmp(argv[1], "crossflood") ? run_crossflood(argv[2])
-                                                           : run_intruder(argv[2]);
+            bool ok = 0 == strcmp(argv[1], "forged")         ? run_forged()
+                      : 0 == strcmp(argv[1], "sockopts")     ? run_sockopts(argv)
+                      : 0 == strcmp(argv[1], "slowreader")   ? run_slowreader(argv[2])
+                      : 0 == strcmp(argv[1], "crossflood")   ? run_crossflood(argv[2])
+                      : 0 == strcmp(argv[1], "sleepyreader") ? run_sleepyreader(argv[2])
+                                                             : run_intruder(argv[2]);
             ok = OPAL_SUCCESS == opal_fence(false) && ok;
             status = ok ? 0 : 1;
         }

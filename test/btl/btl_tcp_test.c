@@ -346,6 +346,19 @@ START_TEST(slow_readers_get_every_message_intact)
 }
 END_TEST
 
+START_TEST(a_read_that_spends_the_budget_and_empties_the_socket_is_handled)
+{
+    /* The messages wait in the socket while their reader sleeps, and its
+     * first read takes them all (some 50 KiB), far past a 4 KiB budget:
+     * they must be handled in that pass, since nothing more will come to
+     * make the socket readable (CI once saw a job hang so, its last
+     * messages read and never handled). */
+    const char *mca[] = {"--mca", "btl_tcp_recv_budget", "4096", NULL};
+    const char *args[] = {"sleepyreader", "100", NULL};
+    tcp_rank_mca(mca, args, "rank 1: read 100 messages intact after sleeping");
+}
+END_TEST
+
 START_TEST(a_flood_among_three_with_one_descriptor_each_arrives_intact)
 {
     /* Every rank floods the other two with messages up to 30 KiB, with
@@ -383,6 +396,7 @@ int main(void)
     OPAL_TEST_ADD(s, tcp_with_small_socket_buffers_still_moves_everything);
     OPAL_TEST_ADD(s, slow_readers_get_every_message_intact);
     OPAL_TEST_ADD(s, a_flood_among_three_with_one_descriptor_each_arrives_intact);
+    OPAL_TEST_ADD(s, a_read_that_spends_the_budget_and_empties_the_socket_is_handled);
     OPAL_TEST_ADD(s, a_frame_of_unknown_type_drops_the_peer_with_the_reason);
     OPAL_TEST_ADD(s, an_oversized_message_drops_the_peer_before_anything_is_read);
     OPAL_TEST_ADD(s, a_reply_to_no_request_drops_the_peer);

@@ -292,6 +292,8 @@ typedef struct mca_btl_tcp_component_t {
     unsigned free_list_max;
     unsigned finalize_timeout_ms;
     size_t splice_min;
+    /* Most bytes one progress pass reads from one connection. */
+    size_t recv_budget;
     /* Dead-peer detection by the kernel: keepalive probes on an idle
      * connection (seconds; time 0: none) and the longest time sent data
      * may stay unacknowledged (TCP_USER_TIMEOUT, ms; 0: the kernel's). */

@@ -151,6 +151,14 @@ static int tcp_register(void)
                           MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, &c->splice_min);
     }
     if (OPAL_SUCCESS == rc) {
+        c->recv_budget = 8 * 1024 * 1024;
+        rc = register_own("recv_budget",
+                          "Most bytes one progress pass reads from one connection before the "
+                          "other connections' turn (what it read is handled before the pass "
+                          "ends; the rest waits in the socket for the next pass)",
+                          MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, &c->recv_budget);
+    }
+    if (OPAL_SUCCESS == rc) {
         c->finalize_timeout_ms = 5000;
         rc = register_own("finalize_timeout",
                           "Most milliseconds finalize waits for what is queued to live peers to "

@@ -17,9 +17,6 @@
 #include "opal/mca/btl/tcp/btl_tcp.h"
 #include "opal/util/opal_error.h"
 
-/* Most bytes one pass reads from one connection (the others' turn). */
-#define RECV_BUDGET (8u * 1024 * 1024)
-
 static void protocol_error(mca_btl_tcp_endpoint_t *ep, const char *why)
 {
     char what[256];
@@ -253,10 +250,14 @@ int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
     }
     ep->in_recv = true;
     int events = 0;
-    size_t budget = RECV_BUDGET;
-    /* What is buffered is always handled; the socket is read only while
-     * it may have more (a read that filled less than it asked for found
-     * it empty) and the budget lasts. */
+    size_t budget = mca_btl_tcp_component.recv_budget;
+    /* What is buffered is always handled, the bytes of the read that
+     * spent the budget included: the socket may hold nothing more, and
+     * then nothing would call this pass again for them. The socket is
+     * read only while it may have more (a read that filled less than it
+     * asked for found it empty) and the budget lasts; what it still
+     * holds keeps it readable for the next pass. drained: no more
+     * reads in this pass. */
     bool drained = false;
     while (MCA_BTL_TCP_EP_CONNECTED == ep->state) {
         ssize_t n;
@@ -279,13 +280,13 @@ int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
             }
             n = fill(ep, &drained);
         }
-        if (n < 0 || (size_t) n >= budget) {
+        if (n < 0) {
             break;
         }
-        if (0 == n) {
+        if (0 == n || (size_t) n >= budget) {
             drained = true;
         }
-        budget -= (size_t) n;
+        budget -= (size_t) n < budget ? (size_t) n : budget;
     }
     ep->in_recv = false;
     if (MCA_BTL_TCP_EP_GONE == ep->state) {
