@@ -6,6 +6,7 @@
  * sendi, alloc or prepare_src; finalize releases every endpoint. */
 #include "opal/opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +168,31 @@ START_TEST(rdma_lists_the_modules_that_put_and_get_in_send_order)
     ck_assert_ptr_eq(peer(0)->rdma[0].endpoint, peer(0)->send[2].endpoint);
     ck_assert_int_eq(peer(1)->rdma_count, 1);
     ck_assert_ptr_eq(peer(1)->rdma[0].btl, &rdma_slow->super);
+}
+END_TEST
+
+static void fake_dump(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      char *buf, size_t size)
+{
+    (void) endpoint;
+    snprintf(buf, size, "latency %u, 3 queued", (unsigned) btl->btl_latency);
+}
+
+START_TEST(describe_gives_each_modules_state_once_send_modules_first)
+{
+    fake_module_t *both = fake_module(&fake_alpha_component, EXCL, 1, 100, SEND_RDMA, ALL);
+    fake_module(&fake_beta_component, EXCL, 2, 100, SEND, ALL);
+    both->super.btl_dump = fake_dump;
+    ck_assert_int_eq(fake_init(), OPAL_SUCCESS);
+    ck_assert_int_eq(mca_btl_base_add_procs(procs, 1), OPAL_SUCCESS);
+    ck_assert_int_eq(peer(0)->rdma_count, 1);
+    char line[256];
+    mca_btl_base_mux_describe(peer(0), line, sizeof(line));
+    ck_assert_str_eq(line, "alpha: latency 1, 3 queued; beta: (no state to show)");
+    /* Cut to the buffer, terminated. */
+    memset(line, 'x', sizeof(line));
+    mca_btl_base_mux_describe(peer(0), line, 12);
+    ck_assert_str_eq(line, "alpha: late");
 }
 END_TEST
 
@@ -516,6 +542,7 @@ int main(void)
     ADD(s, peers_rank_by_exclusivity_then_latency_then_bandwidth);
     ADD(s, equal_modules_keep_the_order_they_were_initialised_in);
     ADD(s, rdma_lists_the_modules_that_put_and_get_in_send_order);
+    ADD(s, describe_gives_each_modules_state_once_send_modules_first);
     ADD(s, a_peer_without_rdma_modules_has_an_empty_rdma_list);
     ADD(s, a_module_that_cannot_send_forgets_the_peers_it_reached);
     ADD(s, more_modules_than_a_peer_holds_drop_the_worst);

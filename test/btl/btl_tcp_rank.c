@@ -622,6 +622,19 @@ static bool run_crossflood(const char *count)
  * the messages it brought must be handled in that pass: rank 0 sends
  * nothing more until rank 1 answers, so the socket will not wake the
  * connection again. */
+/* What the modules hold toward rank 0 (mca_btl_base_mux_describe), in
+ * buf; returns the bytes its tcp socket holds unread, or -1. */
+static int describe_rank0(char *buf, size_t size)
+{
+    mca_btl_base_mux_describe(mca_btl_base_peer_get(0), buf, size);
+    const char *at = strstr(buf, "socket: ");
+    int unread = -1;
+    if (NULL == at || 1 != sscanf(at, "socket: %d unread", &unread)) {
+        return -1;
+    }
+    return unread;
+}
+
 static bool run_sleepyreader(const char *count)
 {
     uint64_t n = strtoull(count, NULL, 10);
@@ -650,17 +663,35 @@ static bool run_sleepyreader(const char *count)
         return false;
     }
     usleep(300 * 1000);
+    /* btl_dump's picture: the messages wait in the kernel, none in the
+     * module. */
+    char before[1024];
+    int unread = describe_rank0(before, sizeof(before));
+    say("before reading: %s", before);
+    if (unread <= 0 || NULL == strstr(before, "tcp: connected; 0 queued (0 bytes); 0 put / get "
+                                              "waiting; received 0 bytes not handled, between "
+                                              "frames; socket: ")) {
+        fail("the state before reading should show the messages in the socket alone: %s", before);
+    }
     uint64_t woke = opal_timer_ns();
     while (slow_received < n && 0 == slow_bad) {
         if (opal_timer_ns() - woke > UINT64_C(20) * 1000000000u) {
-            fail("%llu of %llu messages handled 20 s after waking (they were in the socket)",
-                 (unsigned long long) slow_received, (unsigned long long) n);
+            char now[1024];
+            (void) describe_rank0(now, sizeof(now));
+            fail("%llu of %llu messages handled 20 s after waking (they were in the socket); "
+                 "toward rank 0: %s",
+                 (unsigned long long) slow_received, (unsigned long long) n, now);
             return false;
         }
         (void) opal_progress();
     }
     if (0 != slow_bad) {
         return false;
+    }
+    char after[1024];
+    if (0 != describe_rank0(after, sizeof(after)) ||
+        NULL == strstr(after, "received 0 bytes not handled, between frames; socket: 0 unread")) {
+        fail("the state after reading should show nothing left: %s", after);
     }
     say("read %llu messages intact after sleeping", (unsigned long long) n);
     return send_am(0, TAG_DONE, "done", 4) && !broken;

@@ -317,6 +317,14 @@ typedef struct mca_btl_base_module_t {
     /* Waits (progressing) until every put / get started to endpoint (NULL:
      * to every peer) has completed. Optional (NULL: nothing to wait for). */
     int (*btl_flush)(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
+
+    /* Describes in buf (one line, cut to size) what the module holds
+     * toward endpoint: the connection's state, what is queued to it, what
+     * came from it and is not handled yet. For a diagnosis when a wait
+     * for the peer times out (mca_btl_base_mux_describe); called by the
+     * thread that progresses. Optional (NULL: nothing to say). */
+    void (*btl_dump)(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     char *buf, size_t size);
 } mca_btl_base_module_t;
 
 /* ------------------------------------------------------------ component */

@@ -94,4 +94,11 @@ OPAL_DECLSPEC int mca_btl_base_mux_send_hdr(mca_btl_base_peer_t *peer, mca_btl_b
                                             const void *header, size_t header_size,
                                             const void *data, size_t size);
 
+/* Describes in buf (cut to size) what each module of peer holds toward
+ * it (btl_dump), as "tcp: <its line>; sm: <its line>", send modules first
+ * and each module once: for a test or a tool that waited too long for
+ * the peer. A module without btl_dump says "(no state to show)". */
+OPAL_DECLSPEC void mca_btl_base_mux_describe(const mca_btl_base_peer_t *peer, char *buf,
+                                             size_t size);
+
 #endif /* OPAL_MCA_BTL_BASE_BTL_BASE_MUX_H */

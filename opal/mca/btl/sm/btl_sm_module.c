@@ -4,6 +4,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ static int sm_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t *
 static int sm_finalize(mca_btl_base_module_t *btl);
 static int sm_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cbfunc);
 static int sm_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint);
+static void sm_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, char *buf,
+                    size_t size);
 
 mca_btl_sm_module_t mca_btl_sm = {
     .super =
@@ -42,6 +45,7 @@ mca_btl_sm_module_t mca_btl_sm = {
             .btl_register_mem = mca_btl_sm_register_mem,
             .btl_deregister_mem = mca_btl_sm_deregister_mem,
             .btl_flush = sm_flush,
+            .btl_dump = sm_dump,
         },
     .wake_fd = -1,
 };
@@ -124,6 +128,32 @@ static int sm_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoin
         opal_progress();
     }
     return rc;
+}
+
+static void sm_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, char *buf,
+                    size_t size)
+{
+    (void) btl;
+    mca_btl_sm_endpoint_t *ep = endpoint;
+    static const char *const states[] = {
+        [SM_EP_CONNECTED] = "connected", [SM_EP_CLOSED] = "closed", [SM_EP_FAILED] = "failed"};
+    int state = ep->state;
+    SM_LOCK();
+    char box[64] = "none";
+    if (ep->fbox_out_on) {
+        snprintf(box, sizeof(box), "%" PRIu32 " of %" PRIu32 " bytes unread as last seen",
+                 ep->fbox_out.end - ep->fbox_out.start, ep->fbox_out.size);
+    }
+    snprintf(buf, size,
+             "%s; %" PRIu32 " fragments held, %zu in flight, %zu waiting for room, %zu put / get "
+             "streams; fast box out: %s, in: %s",
+             state >= 0 && (size_t) state < sizeof(states) / sizeof(states[0]) &&
+                     NULL != states[state]
+                 ? states[state]
+                 : "?",
+             ep->held, opal_list_get_size(&ep->inflight), opal_list_get_size(&ep->pending),
+             opal_list_get_size(&ep->streams), box, ep->fbox_in_on ? "on" : "none");
+    SM_UNLOCK();
 }
 
 /* Sends that were accepted but wait for room (pending descriptors, put /

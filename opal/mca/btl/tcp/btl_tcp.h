@@ -434,6 +434,8 @@ mca_btl_base_registration_handle_t *mca_btl_tcp_register_mem(mca_btl_base_module
 int mca_btl_tcp_deregister_mem(mca_btl_base_module_t *btl,
                                mca_btl_base_registration_handle_t *handle);
 int mca_btl_tcp_flush(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
+void mca_btl_tcp_dump(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      char *buf, size_t size);
 
 /* The owner's side of a GET: queues its data, or its refusal. */
 int mca_btl_tcp_serve_get(mca_btl_tcp_endpoint_t *ep, uint64_t id, const mca_btl_tcp_target_t *t);

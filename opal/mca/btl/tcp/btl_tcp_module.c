@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -183,6 +184,7 @@ int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)
         btl->btl_register_mem = mca_btl_tcp_register_mem;
         btl->btl_deregister_mem = mca_btl_tcp_deregister_mem;
         btl->btl_flush = mca_btl_tcp_flush;
+        btl->btl_dump = mca_btl_tcp_dump;
         btl->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
     } else {
         btl->btl_put_limit = 0;
@@ -530,6 +532,49 @@ int mca_btl_tcp_flush(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
         }
         (void) mca_btl_tcp_module_progress(module);
     }
+}
+
+void mca_btl_tcp_dump(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                      char *buf, size_t size)
+{
+    static const char *const states[] = {[MCA_BTL_TCP_EP_CLOSED] = "not connected",
+                                         [MCA_BTL_TCP_EP_CONNECTING] = "connecting",
+                                         [MCA_BTL_TCP_EP_HELLO_SENT] = "hello sent",
+                                         [MCA_BTL_TCP_EP_WAITING] = "waiting for its connection",
+                                         [MCA_BTL_TCP_EP_CONNECTED] = "connected",
+                                         [MCA_BTL_TCP_EP_GONE] = "gone"};
+    static const char *const rstates[] = {[MCA_BTL_TCP_RECV_HDR] = "between frames",
+                                          [MCA_BTL_TCP_RECV_DATA] = "in a transfer's data",
+                                          [MCA_BTL_TCP_RECV_SINK] = "discarding a refused put"};
+    mca_btl_tcp_module_t *module = mca_btl_tcp_module(btl);
+    mca_btl_tcp_endpoint_t *ep = endpoint;
+    OPAL_THREAD_LOCK(&module->lock);
+    size_t items = 0;
+    for (const mca_btl_tcp_out_t *out = ep->sendq.head; NULL != out; out = out->next) {
+        ++items;
+    }
+    /* The kernel's side: bytes received and not read, sent and not
+     * acknowledged or not yet sent. */
+    int unread = -1, unsent = -1;
+    if (ep->poll.fd >= 0) {
+        if (0 != ioctl(ep->poll.fd, FIONREAD, &unread)) {
+            unread = -1;
+        }
+        if (0 != ioctl(ep->poll.fd, TIOCOUTQ, &unsent)) {
+            unsent = -1;
+        }
+    }
+    snprintf(buf, size,
+             "%s%s; %zu queued (%zu bytes)%s; %zu put / get waiting; received %zu bytes not "
+             "handled, %s%s; socket: %d unread, %d unsent",
+             (unsigned) ep->state < sizeof(states) / sizeof(states[0]) ? states[ep->state] : "?",
+             ep->said_bye ? " (it said goodbye)" : "", items, ep->queued_bytes,
+             ep->want_out ? ", watched for room" : "", opal_list_get_size(&ep->waiting),
+             ep->rtail - ep->rhead,
+             (unsigned) ep->rstate < sizeof(rstates) / sizeof(rstates[0]) ? rstates[ep->rstate]
+                                                                          : "?",
+             ep->in_recv ? " (in a receive pass)" : "", unread, unsent);
+    OPAL_THREAD_UNLOCK(&module->lock);
 }
 
 /* Whether something is still queued to a live peer. */
