@@ -123,7 +123,10 @@ show_failures() {
         log="$dir/$t.log"
         [ -f "$log" ] || log="$dir/${t%.*}.log"
         [ -f "$log" ] || continue
-        grep -E ':[FE]:|^FAIL|FAILED|[Ff]ailed|ERROR|Sanitizer|timeout|expect-mux:' "$log" | head -n 30 |
+        # "toward rank N:" is a btl test rank's picture of a peer after a
+        # wait timed out (btl_dump: what each side holds).
+        grep -E ':[FE]:|^FAIL|FAILED|[Ff]ailed|ERROR|Sanitizer|timeout|expect-mux:|toward rank [0-9]+: ' \
+            "$log" | head -n 40 |
             sed 's/^/    | /'
         # What a list test about to time out was waiting for (test-list.sh's
         # tl_watch): its processes, stacks and daemons' state.
