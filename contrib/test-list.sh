@@ -49,6 +49,56 @@ tl_crashed_in_libfabric() {
          END { exit !found }' "$1"
 }
 
+# tl_picture PID [SHOW_RE [STEP]]: for a tl_on_hang hook, the processes of
+# the command PID (its descendants, and those whose command matches the
+# awk regex SHOW_RE: a launcher's daemons) from one snapshot, then the
+# threads' stacks (gdb) of the ranks: PID's descendants that run a program
+# of the build tree other than mcarun, and the children of any process
+# whose command is STEP (a launcher's step daemon, e.g. "slurmstepd:"),
+# listed as "-- stacks of N (a rank under STEP)" (STEP without a final
+# colon).
+tl_picture() {
+    local plan kind pid label exe build
+    build=$(readlink -f "$tl_build")
+    plan=$(ps -eo pid,ppid,stat,etimes,wchan:24,args | awk -v top="$1" \
+        -v show="${2:-^$}" -v step="${3:-}" '
+        NR == 1 { print "show\t" $0; name = step; sub(/:$/, "", name); next }
+        { line[NR] = $0; pid[NR] = $1; parent[$1] = $2; cmd[NR] = $6
+          if (step != "" && $6 == step) stepd[$1] = 1 }
+        END { for (i = 2; i <= NR; i++) {
+                  mine = 0
+                  for (q = pid[i]; q != "" && q > 1; q = parent[q])
+                      if (q == top) { mine = 1; break }
+                  rank = parent[pid[i]] in stepd
+                  if (mine || rank || cmd[i] ~ show)
+                      print "show\t" line[i]
+                  args = line[i]
+                  for (k = 0; k < 5; k++)
+                      sub(/^ *[^ ]+ +/, "", args)
+                  if (rank)
+                      print "stack\t" pid[i] "\t (a rank under " name "): " args
+                  else if (mine)
+                      print "mine\t" pid[i] "\t: " args
+              } }')
+    echo "-- processes"
+    sed -n 's/^show\t//p' <<<"$plan"
+    command -v gdb >/dev/null && while IFS=$'\t' read -r kind pid label; do
+        if [ "$kind" = mine ]; then
+            # A program of the build tree, however it was started (a
+            # relative path, a libtool wrapper's .libs/lt-NAME).
+            exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+            case $exe in
+                "$build"/*/mcarun | "$build"/*/lt-mcarun) continue ;;
+                "$build"/*) ;;
+                *) continue ;;
+            esac
+        fi
+        echo "-- stacks of $pid$label"
+        timeout 20 gdb -p "$pid" -batch -nx -ex 'thread apply all bt 12' 2>/dev/null |
+            grep -E '^(Thread|#)' | head -n 60
+    done < <(grep -E '^(stack|mine)'$'\t' <<<"$plan")
+}
+
 # tl_watch PID OUT: when the caller defines tl_on_hang, calls it with PID
 # (output to OUT) if PID is still running 5 s before the time limit, so that a
 # command about to be killed for taking too long leaves a picture of what

@@ -112,37 +112,7 @@ export SRUN="bash $here/cluster.sh run $cluster srun"
 # and of the ranks when gdb is there; the queue, the nodes' states, the
 # PMIx plugin's complaints and the daemons' last words.
 tl_on_hang() {
-    local plan pid label
-    # One snapshot, one pass: "show" lines for the listing (PID and its
-    # descendants, Slurm's daemons, the ranks: children of slurmstepd) and
-    # "stack" lines for gdb (the ranks, and PID's descendants that run a
-    # program of the build tree other than mcarun).
-    plan=$(ps -eo pid,ppid,stat,etimes,wchan:24,args | awk -v top="$1" -v b="$build/" '
-        NR == 1 { print "show\t" $0; next }
-        { line[NR] = $0; pid[NR] = $1; parent[$1] = $2; cmd[NR] = $6
-          if ($6 == "slurmstepd:") step[$1] = 1 }
-        END { for (i = 2; i <= NR; i++) {
-                  mine = 0
-                  for (q = pid[i]; q != "" && q > 1; q = parent[q])
-                      if (q == top) { mine = 1; break }
-                  rank = parent[pid[i]] in step
-                  if (mine || rank || cmd[i] ~ /^(slurmstepd:|slurmd|slurmctld)$/)
-                      print "show\t" line[i]
-                  args = line[i]
-                  for (k = 0; k < 5; k++)
-                      sub(/^ *[^ ]+ +/, "", args)
-                  if (rank)
-                      print "stack\t" pid[i] "\t (a rank under slurmstepd): " args
-                  else if (mine && index(cmd[i], b) == 1 && cmd[i] !~ /\/mcarun$/)
-                      print "stack\t" pid[i] "\t: " args
-              } }')
-    echo "-- processes"
-    sed -n 's/^show\t//p' <<<"$plan"
-    command -v gdb >/dev/null && while IFS=$'\t' read -r pid label; do
-        echo "-- stacks of $pid$label"
-        timeout 20 gdb -p "$pid" -batch -nx -ex 'thread apply all bt 12' 2>/dev/null |
-            grep -E '^(Thread|#)' | head -n 60
-    done < <(sed -n 's/^stack\t//p' <<<"$plan")
+    tl_picture "$1" '^(slurmstepd:|slurmd|slurmctld)$' slurmstepd:
     echo "-- squeue"
     bash "$here/cluster.sh" run "$cluster" squeue -a -o '%i %j %T %r %N %M' 2>&1
     echo "-- sinfo"

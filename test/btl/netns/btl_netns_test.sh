@@ -52,6 +52,17 @@ link_restore() {
     ip netns exec "${NETNS_PREFIX}h0" sh -c "$LINK_BACK"
 }
 export -f link_restore
+# tl_on_hang PID (test-list.sh): what the job PID, about to be killed for
+# taking too long, was waiting for: its processes and the ranks' stacks,
+# then each host's TCP connections with what their queues hold.
+tl_on_hang() {
+    local h
+    tl_picture "$1"
+    for h in 0 1; do
+        echo "-- TCP connections on host $h"
+        netns_exec "$h" ss -tanp 2>&1 | head -n 40
+    done
+}
 export EXPECT=$here/expect-send-over.sh EXPECT_UNREACHABLE=$here/expect-unreachable.sh
 export ALONE_PAIR=$here/alone-pair.sh
 
