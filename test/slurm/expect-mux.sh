@@ -16,9 +16,10 @@
 # that its error callback named the victim (or that it survived its loss)
 # and "killed ok". Slurm's PMIx plugin ends the whole step with SIGKILL
 # as soon as its server loses a client (its error handler calls
-# slurm_kill_job_step), so a survivor can be killed between its "survived"
-# line and its "killed ok": the latter is required of every survivor that
-# srun does not report killed. Needs SRUN (cluster.sh run DIR srun) and BUILD. The
+# slurm_kill_job_step), so a survivor can be killed before it notices the
+# loss or between its "survived" line and its "killed ok": both are
+# required of every survivor that srun does not report killed, and at
+# least one survivor must say it survived. Needs SRUN (cluster.sh run DIR srun) and BUILD. The
 # output is shown.
 set -u
 [ $# -ge 3 ] || { echo "usage: expect-mux.sh NP PER_NODE CASE [CASE-ARGS...]" >&2; exit 2; }
@@ -63,15 +64,25 @@ else
     [ $rc -eq 0 ] || complain "srun exited $rc"
 fi
 echo "$out" | grep -q FAILED && complain "a rank reported a failure"
+survivors=0
 for ((r = 0; r < np; r++)); do
     [ $r -eq $victim ] && continue
+    saw=no
     if [ $victim -ge 0 ]; then
-        echo "$out" | grep -qF "rank $r: survived the loss of rank $victim" ||
+        if echo "$out" | grep -qF "rank $r: survived the loss of rank $victim"; then
+            survivors=$((survivors + 1))
+            saw=yes
+        elif srun_killed $r; then
+            echo "expect-mux: rank $r was ended by Slurm before it saw the loss of rank $victim"
+        else
             complain "rank $r did not say it survived the loss of rank $victim"
+        fi
     fi
     if ! echo "$out" | grep -qxF "rank $r: $case_name ok"; then
         if [ $victim -ge 0 ] && srun_killed $r; then
-            echo "expect-mux: rank $r survived, then Slurm ended the step before it finished"
+            if [ $saw = yes ]; then
+                echo "expect-mux: rank $r survived, then Slurm ended the step before it finished"
+            fi
         else
             complain "rank $r did not say '$case_name ok'"
         fi
@@ -90,4 +101,10 @@ for ((r = 0; r < np; r++)); do
         fi
     done
 done
+# Slurm may end some survivors before they notice; one at least must have
+# seen the loss (the victim's node-mates see it at once: sm watches its
+# pid).
+if [ $victim -ge 0 ] && [ $survivors -eq 0 ]; then
+    complain "no rank said it survived the loss of rank $victim"
+fi
 exit $bad
