@@ -428,28 +428,15 @@ void mca_btl_base_mux_describe(const mca_btl_base_peer_t *peer, char *buf, size_
     }
     buf[0] = '\0';
     size_t len = 0;
-    const mca_btl_base_mux_entry_t *seen[2 * MCA_BTL_BASE_MUX_MAX];
-    int nseen = 0;
-    for (int list = 0; list < 2 && len < size; ++list) {
-        int count = 0 == list ? peer->send_count : peer->rdma_count;
-        const mca_btl_base_mux_entry_t *entries = 0 == list ? peer->send : peer->rdma;
-        for (int i = 0; i < count && len < size; ++i) {
-            const mca_btl_base_mux_entry_t *e = &entries[i];
-            bool again = false;
-            for (int k = 0; k < nseen && !again; ++k) {
-                again = seen[k]->btl == e->btl && seen[k]->endpoint == e->endpoint;
-            }
-            if (again) {
-                continue;
-            }
-            seen[nseen++] = e;
-            char line[512] = "(no state to show)";
-            if (NULL != e->btl->btl_dump) {
-                e->btl->btl_dump(e->btl, e->endpoint, line, sizeof(line));
-            }
-            int n = snprintf(buf + len, size - len, "%s%s: %s", 0 == len ? "" : "; ",
-                             module_name(e->btl), line);
-            len += n > 0 ? (size_t) n : 0;
+    /* rdma[] holds modules of send[] only: send[] names each once. */
+    for (int i = 0; i < peer->send_count && len < size; ++i) {
+        const mca_btl_base_mux_entry_t *e = &peer->send[i];
+        char line[512] = "(no state to show)";
+        if (NULL != e->btl->btl_dump) {
+            e->btl->btl_dump(e->btl, e->endpoint, line, sizeof(line));
         }
+        int n = snprintf(buf + len, size - len, "%s%s: %s", 0 == len ? "" : "; ",
+                         module_name(e->btl), line);
+        len += n > 0 ? (size_t) n : 0;
     }
 }

@@ -95,9 +95,10 @@ OPAL_DECLSPEC int mca_btl_base_mux_send_hdr(mca_btl_base_peer_t *peer, mca_btl_b
                                             const void *data, size_t size);
 
 /* Describes in buf (cut to size) what each module of peer holds toward
- * it (btl_dump), as "tcp: <its line>; sm: <its line>", send modules first
- * and each module once: for a test or a tool that waited too long for
- * the peer. A module without btl_dump says "(no state to show)". */
+ * it (btl_dump), as "tcp: <its line>; sm: <its line>" in send[] order
+ * (which holds every module of rdma[] too): for a test or a tool that
+ * waited too long for the peer. A module without btl_dump says "(no
+ * state to show)". */
 OPAL_DECLSPEC void mca_btl_base_mux_describe(const mca_btl_base_peer_t *peer, char *buf,
                                              size_t size);
 

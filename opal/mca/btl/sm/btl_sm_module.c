@@ -135,9 +135,11 @@ static void sm_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoin
 {
     (void) btl;
     mca_btl_sm_endpoint_t *ep = endpoint;
-    static const char *const states[] = {
-        [SM_EP_CONNECTED] = "connected", [SM_EP_CLOSED] = "closed", [SM_EP_FAILED] = "failed"};
     int state = ep->state;
+    const char *what = SM_EP_CONNECTED == state ? "connected"
+                       : SM_EP_CLOSED == state  ? "closed"
+                       : SM_EP_FAILED == state  ? "failed"
+                                                : "?";
     SM_LOCK();
     char box[64] = "none";
     if (ep->fbox_out_on) {
@@ -147,11 +149,7 @@ static void sm_dump(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoin
     snprintf(buf, size,
              "%s; %" PRIu32 " fragments held, %zu in flight, %zu waiting for room, %zu put / get "
              "streams; fast box out: %s, in: %s",
-             state >= 0 && (size_t) state < sizeof(states) / sizeof(states[0]) &&
-                     NULL != states[state]
-                 ? states[state]
-                 : "?",
-             ep->held, opal_list_get_size(&ep->inflight), opal_list_get_size(&ep->pending),
+             what, ep->held, opal_list_get_size(&ep->inflight), opal_list_get_size(&ep->pending),
              opal_list_get_size(&ep->streams), box, ep->fbox_in_on ? "on" : "none");
     SM_UNLOCK();
 }

@@ -285,8 +285,9 @@ int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
         }
         if (0 == n || (size_t) n >= budget) {
             drained = true;
+        } else {
+            budget -= (size_t) n;
         }
-        budget -= (size_t) n < budget ? (size_t) n : budget;
     }
     ep->in_recv = false;
     if (MCA_BTL_TCP_EP_GONE == ep->state) {
