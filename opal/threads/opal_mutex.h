@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -91,6 +92,88 @@ static inline bool opal_mutex_trylock(opal_mutex_t *m)
             opal_mutex_unlock(m);        \
         }                                \
     } while (0)
+
+/*
+ * Read-modify-writes that are atomic only when opal_using_threads(), as
+ * OPAL_THREAD_LOCK locks only then. Without threads they are a plain load
+ * and store. On x86 a locked instruction first waits for every earlier
+ * store to reach the cache, so one just after a store into shared memory
+ * (btl/sm handing a message over) waits for that line to come back from
+ * the peer's core: the largest single cost of a null RPC's send path
+ * (docs/rpc.md). The memory orders apply only with threads; without them
+ * program order is all a single thread needs.
+ */
+static inline int32_t opal_thread_fetch_add_32(_Atomic int32_t *addr, int32_t delta,
+                                               memory_order order)
+{
+    if (opal_using_threads()) {
+        return atomic_fetch_add_explicit(addr, delta, order);
+    }
+    int32_t old = atomic_load_explicit(addr, memory_order_relaxed);
+    atomic_store_explicit(addr, (int32_t) ((uint32_t) old + (uint32_t) delta),
+                          memory_order_relaxed);
+    return old;
+}
+
+static inline uint32_t opal_thread_fetch_add_u32(_Atomic uint32_t *addr, uint32_t delta,
+                                                 memory_order order)
+{
+    if (opal_using_threads()) {
+        return atomic_fetch_add_explicit(addr, delta, order);
+    }
+    uint32_t old = atomic_load_explicit(addr, memory_order_relaxed);
+    atomic_store_explicit(addr, old + delta, memory_order_relaxed);
+    return old;
+}
+
+static inline uint32_t opal_thread_fetch_sub_u32(_Atomic uint32_t *addr, uint32_t delta,
+                                                 memory_order order)
+{
+    if (opal_using_threads()) {
+        return atomic_fetch_sub_explicit(addr, delta, order);
+    }
+    uint32_t old = atomic_load_explicit(addr, memory_order_relaxed);
+    atomic_store_explicit(addr, old - delta, memory_order_relaxed);
+    return old;
+}
+
+static inline uint64_t opal_thread_fetch_add_u64(_Atomic uint64_t *addr, uint64_t delta,
+                                                 memory_order order)
+{
+    if (opal_using_threads()) {
+        return atomic_fetch_add_explicit(addr, delta, order);
+    }
+    uint64_t old = atomic_load_explicit(addr, memory_order_relaxed);
+    atomic_store_explicit(addr, old + delta, memory_order_relaxed);
+    return old;
+}
+
+/* Compare-and-swap; on failure *expected receives the current value. */
+static inline bool opal_thread_cas_u32(_Atomic uint32_t *addr, uint32_t *expected, uint32_t desired,
+                                       memory_order success, memory_order failure)
+{
+    if (opal_using_threads()) {
+        return atomic_compare_exchange_strong_explicit(addr, expected, desired, success, failure);
+    }
+    uint32_t current = atomic_load_explicit(addr, memory_order_relaxed);
+    if (current != *expected) {
+        *expected = current;
+        return false;
+    }
+    atomic_store_explicit(addr, desired, memory_order_relaxed);
+    return true;
+}
+
+/* Swap, returning the old value. */
+static inline bool opal_thread_exchange_bool(_Atomic bool *addr, bool value, memory_order order)
+{
+    if (opal_using_threads()) {
+        return atomic_exchange_explicit(addr, value, order);
+    }
+    bool old = atomic_load_explicit(addr, memory_order_relaxed);
+    atomic_store_explicit(addr, value, memory_order_relaxed);
+    return old;
+}
 
 /* A condition variable on CLOCK_MONOTONIC. */
 typedef struct opal_condition_t {

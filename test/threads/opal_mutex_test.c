@@ -1,6 +1,7 @@
 /* Mutexes and conditions: exclusion, recursion, try-lock, the
- * opal_using_threads() switch, timed waits that time out, signals that
- * wake, and (debug builds) misuse that aborts instead of hanging. */
+ * opal_using_threads() switch and the read-modify-writes that follow it,
+ * timed waits that time out, signals that wake, and (debug builds) misuse
+ * that aborts instead of hanging. */
 #include "opal/opal_config.h"
 
 #include <pthread.h>
@@ -125,6 +126,89 @@ START_TEST(thread_lock_follows_using_threads)
 
     ck_assert(opal_set_using_threads(before));
     OBJ_DESTRUCT(&m);
+}
+END_TEST
+
+/* The opal_thread_* read-modify-writes give the same results whether they
+ * are atomic (threads) or a load and a store (none). */
+static void check_thread_atomics(void)
+{
+    _Atomic int32_t i32;
+    atomic_init(&i32, INT32_MAX);
+    ck_assert_int_eq(opal_thread_fetch_add_32(&i32, -2, memory_order_relaxed), INT32_MAX);
+    ck_assert_int_eq(opal_thread_fetch_add_32(&i32, 1, memory_order_acq_rel), INT32_MAX - 2);
+    ck_assert_int_eq(atomic_load(&i32), INT32_MAX - 1);
+
+    _Atomic uint32_t u32;
+    atomic_init(&u32, 0);
+    ck_assert_uint_eq(opal_thread_fetch_sub_u32(&u32, 1, memory_order_relaxed), 0);
+    ck_assert_uint_eq(atomic_load(&u32), UINT32_MAX);
+    ck_assert_uint_eq(opal_thread_fetch_add_u32(&u32, 2, memory_order_relaxed), UINT32_MAX);
+    ck_assert_uint_eq(atomic_load(&u32), 1);
+
+    _Atomic uint64_t u64;
+    atomic_init(&u64, UINT64_C(1) << 40);
+    ck_assert(opal_thread_fetch_add_u64(&u64, 5, memory_order_relaxed) == UINT64_C(1) << 40);
+    ck_assert(atomic_load(&u64) == (UINT64_C(1) << 40) + 5);
+
+    uint32_t expected = 7;
+    ck_assert(!opal_thread_cas_u32(&u32, &expected, 9, memory_order_acq_rel, memory_order_acquire));
+    ck_assert_uint_eq(expected, 1); /* told what is there */
+    ck_assert_uint_eq(atomic_load(&u32), 1);
+    ck_assert(opal_thread_cas_u32(&u32, &expected, 9, memory_order_acq_rel, memory_order_acquire));
+    ck_assert_uint_eq(atomic_load(&u32), 9);
+
+    _Atomic bool flag;
+    atomic_init(&flag, false);
+    ck_assert(!opal_thread_exchange_bool(&flag, true, memory_order_acq_rel));
+    ck_assert(opal_thread_exchange_bool(&flag, true, memory_order_acq_rel));
+    ck_assert(atomic_load(&flag));
+}
+
+START_TEST(thread_atomics_give_the_same_results_with_and_without_threads)
+{
+    bool before = opal_set_using_threads(false);
+    check_thread_atomics();
+    (void) opal_set_using_threads(true);
+    check_thread_atomics();
+    (void) opal_set_using_threads(before);
+}
+END_TEST
+
+static _Atomic int32_t shared_count;
+static _Atomic uint32_t shared_word;
+
+static void *thread_atomic_rounds(void *arg)
+{
+    (void) arg;
+    for (size_t i = 0; i < counter_rounds; ++i) {
+        (void) opal_thread_fetch_add_32(&shared_count, 1, memory_order_relaxed);
+        uint32_t seen = atomic_load_explicit(&shared_word, memory_order_relaxed);
+        while (!opal_thread_cas_u32(&shared_word, &seen, seen + 1, memory_order_relaxed,
+                                    memory_order_relaxed)) {
+        }
+    }
+    return NULL;
+}
+
+START_TEST(thread_atomics_lose_no_update_with_threads)
+{
+    bool before = opal_set_using_threads(true);
+    atomic_store(&shared_count, 0);
+    atomic_store(&shared_word, 0);
+    counter_rounds = opal_test_iterations(100000);
+    opal_thread_t threads[NTHREADS];
+    for (int i = 0; i < NTHREADS; ++i) {
+        OBJ_CONSTRUCT(&threads[i], opal_thread_t);
+        ck_assert_int_eq(opal_thread_start(&threads[i], thread_atomic_rounds, NULL), OPAL_SUCCESS);
+    }
+    for (int i = 0; i < NTHREADS; ++i) {
+        ck_assert_int_eq(opal_thread_join(&threads[i], NULL), OPAL_SUCCESS);
+        OBJ_DESTRUCT(&threads[i]);
+    }
+    ck_assert_int_eq(atomic_load(&shared_count), (int32_t) (NTHREADS * counter_rounds));
+    ck_assert_uint_eq(atomic_load(&shared_word), (uint32_t) (NTHREADS * counter_rounds));
+    (void) opal_set_using_threads(before);
 }
 END_TEST
 
@@ -286,6 +370,8 @@ static Suite *mutex_suite(void)
     OPAL_TEST_ADD(s, recursive_mutex_relocks_by_owner);
     OPAL_TEST_ADD(s, trylock_fails_while_another_thread_holds);
     OPAL_TEST_ADD(s, thread_lock_follows_using_threads);
+    OPAL_TEST_ADD(s, thread_atomics_give_the_same_results_with_and_without_threads);
+    OPAL_TEST_ADD(s, thread_atomics_lose_no_update_with_threads);
     OPAL_TEST_ADD(s, condition_timedwait_times_out);
     OPAL_TEST_ADD(s, condition_timedwait_with_past_deadline_times_out);
     OPAL_TEST_ADD(s, condition_signal_wakes_timed_waiter);

@@ -29,6 +29,7 @@
 
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/na/na.h"
+#include "opal/threads/opal_mutex.h"
 
 OPAL_DECLSPEC extern mca_base_framework_t opal_na_base_framework;
 
@@ -226,16 +227,16 @@ static inline bool opal_na_base_op_claim(opal_na_op_id_t *op, bool *canceled)
     uint32_t expected = OPAL_NA_OP_PENDING;
     /* acq_rel: the winner sees everything the starter and the canceler
      * wrote before their stores; pairs with the release in start / mark. */
-    if (atomic_compare_exchange_strong_explicit(&op->state, &expected, OPAL_NA_OP_COMPLETED,
-                                                memory_order_acq_rel, memory_order_acquire)) {
+    if (opal_thread_cas_u32(&op->state, &expected, OPAL_NA_OP_COMPLETED, memory_order_acq_rel,
+                            memory_order_acquire)) {
         if (NULL != canceled) {
             *canceled = false;
         }
         return true;
     }
     if (OPAL_NA_OP_CANCELING == expected &&
-        atomic_compare_exchange_strong_explicit(&op->state, &expected, OPAL_NA_OP_COMPLETED,
-                                                memory_order_acq_rel, memory_order_acquire)) {
+        opal_thread_cas_u32(&op->state, &expected, OPAL_NA_OP_COMPLETED, memory_order_acq_rel,
+                            memory_order_acquire)) {
         if (NULL != canceled) {
             *canceled = true;
         }
@@ -250,8 +251,8 @@ static inline bool opal_na_base_op_claim(opal_na_op_id_t *op, bool *canceled)
 static inline bool opal_na_base_op_cancel_mark(opal_na_op_id_t *op)
 {
     uint32_t expected = OPAL_NA_OP_PENDING;
-    return atomic_compare_exchange_strong_explicit(&op->state, &expected, OPAL_NA_OP_CANCELING,
-                                                   memory_order_acq_rel, memory_order_acquire);
+    return opal_thread_cas_u32(&op->state, &expected, OPAL_NA_OP_CANCELING, memory_order_acq_rel,
+                               memory_order_acquire);
 }
 
 /* A message the component received for a context that does not exist

@@ -78,6 +78,11 @@ void opal_na_base_op_complete(opal_na_op_id_t *op, int ret)
     na_cq_t *cq = op->context->cq;
     op->cb_info.ret = ret;
     opal_na_op_id_t *top = atomic_load_explicit(&cq->pushed, memory_order_relaxed);
+    if (!opal_using_threads()) {
+        op->cq_next = top;
+        atomic_store_explicit(&cq->pushed, op, memory_order_relaxed);
+        return;
+    }
     do {
         op->cq_next = top;
         /* release: the trigger that takes the stack (acquire) sees the op
@@ -92,7 +97,13 @@ static opal_na_op_id_t *cq_take_pushed(na_cq_t *cq, opal_na_op_id_t **tail)
     if (NULL == atomic_load_explicit(&cq->pushed, memory_order_relaxed)) {
         return NULL;
     }
-    opal_na_op_id_t *op = atomic_exchange_explicit(&cq->pushed, NULL, memory_order_acquire);
+    opal_na_op_id_t *op;
+    if (opal_using_threads()) {
+        op = atomic_exchange_explicit(&cq->pushed, NULL, memory_order_acquire);
+    } else {
+        op = atomic_load_explicit(&cq->pushed, memory_order_relaxed);
+        atomic_store_explicit(&cq->pushed, NULL, memory_order_relaxed);
+    }
     opal_na_op_id_t *fifo = NULL;
     if (NULL != tail) {
         *tail = op;

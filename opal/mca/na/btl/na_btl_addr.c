@@ -53,7 +53,7 @@ opal_na_addr_t *na_btl_addr_for_rank(na_btl_class_t *nb, uint32_t rank)
         size_t mask = nb->addrs_size - 1;
         for (size_t s = slot_of(rank, mask); NULL != nb->addrs[s]; s = (s + 1) & mask) {
             if (nb->addrs[s]->rank == rank) {
-                atomic_fetch_add_explicit(&nb->addrs[s]->refcount, 1, memory_order_relaxed);
+                (void) opal_thread_fetch_add_32(&nb->addrs[s]->refcount, 1, memory_order_relaxed);
                 return nb->addrs[s];
             }
         }
@@ -222,7 +222,7 @@ int na_btl_addr_lookup(opal_na_class_t *cls, const char *uri, opal_na_addr_t **a
 int na_btl_addr_self(opal_na_class_t *cls, opal_na_addr_t **addr)
 {
     na_btl_class_t *nb = cls->plugin;
-    atomic_fetch_add_explicit(&nb->self->refcount, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_32(&nb->self->refcount, 1, memory_order_relaxed);
     *addr = nb->self;
     return OPAL_SUCCESS;
 }
@@ -230,7 +230,7 @@ int na_btl_addr_self(opal_na_class_t *cls, opal_na_addr_t **addr)
 int na_btl_addr_dup(opal_na_class_t *cls, opal_na_addr_t *addr, opal_na_addr_t **new_addr)
 {
     (void) cls;
-    atomic_fetch_add_explicit(&addr->refcount, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_32(&addr->refcount, 1, memory_order_relaxed);
     *new_addr = addr;
     return OPAL_SUCCESS;
 }
@@ -240,7 +240,7 @@ void na_btl_addr_free(opal_na_class_t *cls, opal_na_addr_t *addr)
     (void) cls;
     /* The table keeps its reference until finalize: an address is never
      * freed here, so a peer's object stays interned. */
-    atomic_fetch_sub_explicit(&addr->refcount, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_32(&addr->refcount, -1, memory_order_relaxed);
 }
 
 bool na_btl_addr_cmp(opal_na_class_t *cls, opal_na_addr_t *a, opal_na_addr_t *b)

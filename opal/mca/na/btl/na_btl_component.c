@@ -201,6 +201,8 @@ static int btl_finalize(opal_na_class_t *cls)
 
 /* ----------------------------------------------------------- progress */
 
+enum { WAIT_CLOCK_EVERY = 8 };
+
 static int btl_poll(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int *count)
 {
     (void) ctx;
@@ -218,7 +220,10 @@ static int btl_poll(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int *
 }
 
 /* Blocks through the progress engine, after na_base_wait_spin_us of
- * polling: opal_progress_wait sleeps on the fds the BTLs registered
+ * polling. The clock is read only once a poll found nothing (a busy
+ * server's clock reads were a tenth of its time), and then every
+ * WAIT_CLOCK_EVERY idle polls: a deadline is noticed that many polls late
+ * at most, never early. opal_progress_wait sleeps on the fds the BTLs registered
  * (btl/ofi's completion channel, btl/verbs' one, btl/sm's eventfd) until
  * one fires or the slice ends. btl/sm sleeps only
  * in its blocking mode (btl_sm_blocking, which every local process of the
@@ -230,11 +235,9 @@ static int btl_poll_wait(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned 
 {
     na_btl_class_t *nb = cls->plugin;
     uint64_t before = atomic_load_explicit(&nb->completions, memory_order_relaxed);
-    const uint64_t start = opal_timer_ns();
-    const uint64_t deadline = start + (uint64_t) timeout_ms * 1000000u;
-    const uint64_t spin_until = start + (uint64_t) opal_na_base_wait_spin_us * 1000u;
+    uint64_t deadline = 0, spin_until = 0;
     int rc = OPAL_SUCCESS;
-    for (;;) {
+    for (unsigned int idle = 0;; ++idle) {
         unsigned int n = 0;
         rc = btl_poll(cls, ctx, &n);
         uint64_t done = atomic_load_explicit(&nb->completions, memory_order_relaxed) - before;
@@ -242,7 +245,14 @@ static int btl_poll_wait(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned 
             *count = (unsigned int) done;
             return rc;
         }
+        if (0 != idle % WAIT_CLOCK_EVERY) {
+            continue;
+        }
         uint64_t now = opal_timer_ns();
+        if (0 == idle) {
+            deadline = now + (uint64_t) timeout_ms * 1000000u;
+            spin_until = now + (uint64_t) opal_na_base_wait_spin_us * 1000u;
+        }
         if (now >= deadline) {
             *count = 0;
             return OPAL_ERR_TIMEOUT;

@@ -39,8 +39,8 @@ void na_btl_op_finish(na_btl_class_t *nb, na_btl_op_t *op, int ret)
         na_btl_addr_free(nb->cls, addr);
     }
     na_btl_context_t *nctx = op->super.context->plugin;
-    atomic_fetch_sub_explicit(&nctx->pending, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&nb->completions, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_sub_u32(&nctx->pending, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_u64(&nb->completions, 1, memory_order_relaxed);
     opal_na_base_op_complete(&op->super, ret);
 }
 
@@ -137,7 +137,7 @@ static int send_msg(opal_na_class_t *cls, opal_na_context_t *ctx, mca_btl_base_t
              * locked instructions saved on every send). */
             bool canceled;
             if (opal_na_base_op_claim(&o->super, &canceled)) {
-                atomic_fetch_add_explicit(&nb->completions, 1, memory_order_relaxed);
+                (void) opal_thread_fetch_add_u64(&nb->completions, 1, memory_order_relaxed);
                 opal_na_base_op_complete(&o->super, canceled ? OPAL_ERR_CANCELED : OPAL_SUCCESS);
             }
             return OPAL_SUCCESS;
@@ -149,7 +149,7 @@ static int send_msg(opal_na_class_t *cls, opal_na_context_t *ctx, mca_btl_base_t
             return rc;
         }
     }
-    atomic_fetch_add_explicit(&nctx->pending, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_u32(&nctx->pending, 1, memory_order_relaxed);
     o->cls = cls;
     o->buf = (void *) buf;
     o->size = size;
@@ -387,7 +387,7 @@ int na_btl_recv_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, void *b
     o->buf = buf;
     o->size = size;
     o->addr = NULL;
-    atomic_fetch_add_explicit(&nctx->pending, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_u32(&nctx->pending, 1, memory_order_relaxed);
     OPAL_THREAD_LOCK(&nb->lock);
     na_btl_early_t *e = nctx->early_unexpected.head;
     if (NULL != e) {
@@ -439,7 +439,7 @@ int na_btl_recv_expected(opal_na_class_t *cls, opal_na_context_t *ctx, void *buf
         if (nctx->early_expected.tail == e) {
             nctx->early_expected.tail = prev;
         }
-        atomic_fetch_add_explicit(&nctx->pending, 1, memory_order_relaxed);
+        (void) opal_thread_fetch_add_u32(&nctx->pending, 1, memory_order_relaxed);
         if (opal_na_base_op_claim(&o->super, NULL)) {
             fill(o, e->size, NULL, e->data);
             deliver_expected(nb, o, e->size);
@@ -449,7 +449,7 @@ int na_btl_recv_expected(opal_na_class_t *cls, opal_na_context_t *ctx, void *buf
     } else if (atomic_load_explicit(&source->failed, memory_order_acquire)) {
         rc = OPAL_ERR_PEER_FAILED;
     } else {
-        atomic_fetch_add_explicit(&nctx->pending, 1, memory_order_relaxed);
+        (void) opal_thread_fetch_add_u32(&nctx->pending, 1, memory_order_relaxed);
         (void) na_btl_addr_dup(cls, source, &o->addr);
         na_btl_queue_push(&nctx->posted_expected, o);
     }

@@ -484,8 +484,8 @@ static int rma_start(opal_na_class_t *cls, opal_na_context_t *ctx, bool is_get,
     /* The issuing count: held until every piece was given to the BTL. */
     atomic_store_explicit(&o->outstanding, 1, memory_order_relaxed);
     (void) na_btl_addr_dup(cls, remote_addr, &o->addr);
-    atomic_fetch_add_explicit(&((na_btl_context_t *) ctx->plugin)->pending, 1,
-                              memory_order_relaxed);
+    (void) opal_thread_fetch_add_u32(&((na_btl_context_t *) ctx->plugin)->pending, 1,
+                                     memory_order_relaxed);
     rma_continue(nb, o, false);
     return OPAL_SUCCESS;
 }

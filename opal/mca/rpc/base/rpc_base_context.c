@@ -102,7 +102,7 @@ static void send_done(const opal_na_cb_info_t *info)
         }
         opal_rpc_req_decref(req);
     }
-    atomic_fetch_sub_explicit(&s->ctx->sends_pending, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_32(&s->ctx->sends_pending, -1, memory_order_relaxed);
     opal_rpc_base_block_free(s->buf);
     opal_rpc_base_send_put(s, opal_rpc_engine.na);
 }
@@ -165,11 +165,11 @@ int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_
     if (NULL != req) {
         opal_rpc_req_addref(req);
     }
-    atomic_fetch_add_explicit(&ctx->sends_pending, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_32(&ctx->sends_pending, 1, memory_order_relaxed);
     rc = opal_na_msg_send_unexpected(e->na, ctx->na_ctx, send_done, s, buf, len, NULL, addr,
                                      ctx_idx, 0, s->op);
     if (OPAL_SUCCESS != rc) {
-        atomic_fetch_sub_explicit(&ctx->sends_pending, 1, memory_order_relaxed);
+        (void) opal_thread_fetch_add_32(&ctx->sends_pending, -1, memory_order_relaxed);
         if (NULL != req) {
             opal_rpc_req_decref(req);
         }
@@ -368,7 +368,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     }
     atomic_init(&req->refcount, 1);
     atomic_init(&req->replied, oneway);
-    atomic_fetch_add_explicit(&ctx->server_requests, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_32(&ctx->server_requests, 1, memory_order_relaxed);
     req->server = true;
     req->ctx = ctx;
     req->opcode = hdr->opcode;
@@ -394,7 +394,7 @@ void opal_rpc_base_dispatch(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         opal_rpc_req_decref(req);
         return;
     }
-    atomic_fetch_add_explicit(&ctx->handled, 1, memory_order_relaxed);
+    (void) opal_thread_fetch_add_u64(&ctx->handled, 1, memory_order_relaxed);
     if (NULL == ctx->sched || 0 != (op->flags & OPAL_RPC_OP_INLINE)) {
         handler_run(req);
         return;
@@ -652,11 +652,17 @@ int opal_rpc_progress(opal_rpc_context_t *ctx, unsigned int timeout_ms)
         progressing = outer;
         return events > 0 ? OPAL_SUCCESS : OPAL_ERR_TIMEOUT;
     }
-    deadline = opal_timer_ns() + (uint64_t) timeout_ms * 1000000;
     for (;;) {
         events = progress_once(ctx, &next_ms, true);
+        if (events > 0) {
+            break;
+        }
+        /* The wait counts from the first idle round: a call that finds
+         * work at once reads no clock. */
         uint64_t now = opal_timer_ns();
-        if (events > 0 || now >= deadline) {
+        if (0 == deadline) {
+            deadline = now + (uint64_t) timeout_ms * 1000000;
+        } else if (now >= deadline) {
             break;
         }
         uint64_t left_ms = (deadline - now + 999999) / 1000000;

@@ -84,14 +84,31 @@ void opal_rpc_base_pool_fini(opal_na_class_t *na)
     OBJ_DESTRUCT(&send_free);
 }
 
+/* The lock-free stacks' atomic operations only when threads are in use
+ * (the free list's rule): without, a pop and a push are plain loads and
+ * stores. */
+static inline opal_list_item_t *pool_pop(opal_lifo_t *lifo)
+{
+    return opal_using_threads() ? opal_lifo_pop(lifo) : opal_lifo_pop_st(lifo);
+}
+
+static inline void pool_push(opal_lifo_t *lifo, opal_list_item_t *item)
+{
+    if (opal_using_threads()) {
+        (void) opal_lifo_push(lifo, item);
+    } else {
+        (void) opal_lifo_push_st(lifo, item);
+    }
+}
+
 void *opal_rpc_base_block_alloc(size_t size, bool zero)
 {
     size_t cls = 0 == size ? 0 : (size - 1) / RPC_POOL_GRAIN;
     rpc_block_t *b = NULL;
     if (cls < RPC_POOL_CLASSES && atomic_load_explicit(&pool_open, memory_order_relaxed)) {
-        b = (rpc_block_t *) opal_lifo_pop(&classes[cls].free);
+        b = (rpc_block_t *) pool_pop(&classes[cls].free);
         if (NULL != b) {
-            atomic_fetch_sub_explicit(&classes[cls].count, 1, memory_order_relaxed);
+            (void) opal_thread_fetch_add_32(&classes[cls].count, -1, memory_order_relaxed);
             if (zero) {
                 memset((char *) b + RPC_BLOCK_HDR, 0, size);
             }
@@ -119,13 +136,12 @@ void opal_rpc_base_block_free(void *p)
     }
     rpc_block_t *b = (rpc_block_t *) (void *) ((char *) p - RPC_BLOCK_HDR);
     if (RPC_POOL_UNPOOLED != b->cls && atomic_load_explicit(&pool_open, memory_order_relaxed) &&
-        atomic_fetch_add_explicit(&classes[b->cls].count, 1, memory_order_relaxed) <
-            RPC_POOL_KEEP) {
-        (void) opal_lifo_push(&classes[b->cls].free, &b->super);
+        opal_thread_fetch_add_32(&classes[b->cls].count, 1, memory_order_relaxed) < RPC_POOL_KEEP) {
+        pool_push(&classes[b->cls].free, &b->super);
         return;
     }
     if (RPC_POOL_UNPOOLED != b->cls && atomic_load_explicit(&pool_open, memory_order_relaxed)) {
-        atomic_fetch_sub_explicit(&classes[b->cls].count, 1, memory_order_relaxed);
+        (void) opal_thread_fetch_add_32(&classes[b->cls].count, -1, memory_order_relaxed);
     }
     OBJ_DESTRUCT(&b->super);
     free(b);
@@ -135,10 +151,10 @@ opal_rpc_base_send_t *opal_rpc_base_send_get(void)
 {
     opal_rpc_base_send_t *s = NULL;
     if (atomic_load_explicit(&pool_open, memory_order_relaxed)) {
-        s = (opal_rpc_base_send_t *) opal_lifo_pop(&send_free);
+        s = (opal_rpc_base_send_t *) pool_pop(&send_free);
     }
     if (NULL != s) {
-        atomic_fetch_sub_explicit(&send_count, 1, memory_order_relaxed);
+        (void) opal_thread_fetch_add_32(&send_count, -1, memory_order_relaxed);
         return s;
     }
     s = calloc(1, sizeof(*s));
@@ -154,12 +170,12 @@ void opal_rpc_base_send_put(opal_rpc_base_send_t *s, opal_na_class_t *na)
     s->req = NULL;
     s->buf = NULL;
     if (atomic_load_explicit(&pool_open, memory_order_relaxed) &&
-        atomic_fetch_add_explicit(&send_count, 1, memory_order_relaxed) < RPC_POOL_KEEP) {
-        (void) opal_lifo_push(&send_free, &s->super);
+        opal_thread_fetch_add_32(&send_count, 1, memory_order_relaxed) < RPC_POOL_KEEP) {
+        pool_push(&send_free, &s->super);
         return;
     }
     if (atomic_load_explicit(&pool_open, memory_order_relaxed)) {
-        atomic_fetch_sub_explicit(&send_count, 1, memory_order_relaxed);
+        (void) opal_thread_fetch_add_32(&send_count, -1, memory_order_relaxed);
     }
     if (NULL != s->op && NULL != na) {
         (void) opal_na_op_destroy(na, s->op);

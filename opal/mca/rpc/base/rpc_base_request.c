@@ -159,7 +159,7 @@ int opal_rpc_req_set_timeout(opal_rpc_request_t *req, double seconds)
 void opal_rpc_req_addref(opal_rpc_request_t *req)
 {
     /* relaxed: whoever hands the request over publishes it otherwise. */
-    int32_t old = atomic_fetch_add_explicit(&req->refcount, 1, memory_order_relaxed);
+    int32_t old = opal_thread_fetch_add_32(&req->refcount, 1, memory_order_relaxed);
     if (old <= 0 || old == INT32_MAX) {
         opal_output(0, "rpc: request reference count %d on addref", (int) old);
         abort();
@@ -169,7 +169,7 @@ void opal_rpc_req_addref(opal_rpc_request_t *req)
 void opal_rpc_req_decref(opal_rpc_request_t *req)
 {
     /* acq_rel: the last holder sees every write the others made. */
-    int32_t old = atomic_fetch_sub_explicit(&req->refcount, 1, memory_order_acq_rel);
+    int32_t old = opal_thread_fetch_add_32(&req->refcount, -1, memory_order_acq_rel);
     if (old <= 0) {
         opal_output(0, "rpc: request reference count %d on decref", (int) old);
         abort();
@@ -182,7 +182,7 @@ void opal_rpc_req_decref(opal_rpc_request_t *req)
 void opal_rpc_base_req_destroy(opal_rpc_request_t *req)
 {
     if (req->server) {
-        atomic_fetch_sub_explicit(&req->ctx->server_requests, 1, memory_order_release);
+        (void) opal_thread_fetch_add_32(&req->ctx->server_requests, -1, memory_order_release);
     }
     /* The structs live in the request's block; what decoding allocated
      * inside them goes with the codec's free. */
@@ -242,7 +242,7 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
     req->cb = cb;
     req->cb_arg = arg;
 
-    req->id = atomic_fetch_add_explicit(&ctx->next_id, 1, memory_order_relaxed);
+    req->id = opal_thread_fetch_add_u64(&ctx->next_id, 1, memory_order_relaxed);
 
     opal_rpc_hdr_t hdr = {.type = OPAL_RPC_HDR_REQUEST,
                           .flags = oneway ? OPAL_RPC_HDR_F_ONEWAY : 0,
@@ -469,7 +469,7 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
     if (NULL == req || !req->server) {
         return OPAL_ERR_BAD_PARAM;
     }
-    if (atomic_exchange_explicit(&req->replied, true, memory_order_acq_rel)) {
+    if (opal_thread_exchange_bool(&req->replied, true, memory_order_acq_rel)) {
         return 0 != (req->op->flags & OPAL_RPC_OP_ONEWAY) ? OPAL_ERR_BAD_PARAM : OPAL_ERR_EXISTS;
     }
     opal_rpc_hdr_t hdr = {.type = OPAL_RPC_HDR_REPLY,
