@@ -145,6 +145,86 @@ START_TEST(heap_yields_deadlines_in_order)
 }
 END_TEST
 
+/* Deadlines pushed in order (requests sharing one timeout) take the list:
+ * the heap stays empty. */
+START_TEST(deadlines_in_order_skip_the_heap)
+{
+    opal_rpc_timer_heap_t h;
+    opal_rpc_timer_entry_t e[64];
+    opal_rpc_timer_heap_init(&h);
+    for (int i = 0; i < 64; ++i) {
+        e[i].deadline_ns = 1000 + (uint64_t) (i / 2); /* ties too */
+        e[i].slot = OPAL_RPC_TIMER_NONE;
+        ck_assert_int_eq(opal_rpc_timer_heap_push(&h, &e[i]), OPAL_SUCCESS);
+    }
+    ck_assert_uint_eq(h.count, 0);
+    /* Out of the middle, the ends, then in order. */
+    ck_assert(opal_rpc_timer_heap_remove(&h, &e[10]));
+    ck_assert(!opal_rpc_timer_heap_remove(&h, &e[10]));
+    ck_assert(opal_rpc_timer_heap_remove(&h, &e[63]));
+    ck_assert(opal_rpc_timer_heap_remove(&h, &e[0]));
+    ck_assert_ptr_eq(opal_rpc_timer_heap_top(&h), &e[1]);
+    int n = 0;
+    for (opal_rpc_timer_entry_t *t; NULL != (t = opal_rpc_timer_heap_top(&h)); ++n) {
+        ck_assert(t != &e[10] && t != &e[63] && t != &e[0]);
+        ck_assert(opal_rpc_timer_heap_remove(&h, t));
+    }
+    ck_assert_int_eq(n, 61);
+    ck_assert_ptr_null(h.head);
+    ck_assert_ptr_null(h.tail);
+    /* Empty again: the next push starts a new list. */
+    ck_assert_int_eq(opal_rpc_timer_heap_push(&h, &e[5]), OPAL_SUCCESS);
+    ck_assert_ptr_eq(opal_rpc_timer_heap_top(&h), &e[5]);
+    opal_rpc_timer_heap_fini(&h);
+    ck_assert_uint_eq(e[5].slot, OPAL_RPC_TIMER_NONE);
+}
+END_TEST
+
+/* Mostly in order with stragglers (a shorter timeout among longer ones),
+ * removed at random: the earliest always comes out first, as from a
+ * sorted reference, and nothing is lost or returned twice. */
+START_TEST(deadlines_of_mixed_order_come_out_sorted)
+{
+    enum { N = 2000 };
+    static opal_rpc_timer_entry_t e[N];
+    static bool gone[N];
+    unsigned int seed = 11;
+    opal_rpc_timer_heap_t h;
+    opal_rpc_timer_heap_init(&h);
+    for (int i = 0; i < N; ++i) {
+        e[i].deadline_ns =
+            0 == rand_r(&seed) % 5 ? (uint64_t) (rand_r(&seed) % (10 * N)) : (uint64_t) (10 * i);
+        e[i].slot = OPAL_RPC_TIMER_NONE;
+        gone[i] = false;
+        ck_assert_int_eq(opal_rpc_timer_heap_push(&h, &e[i]), OPAL_SUCCESS);
+        if (0 == rand_r(&seed) % 4) {
+            int victim = rand_r(&seed) % (i + 1);
+            ck_assert(opal_rpc_timer_heap_remove(&h, &e[victim]) == !gone[victim]);
+            gone[victim] = true;
+        }
+    }
+    ck_assert_uint_gt(h.count, 0); /* the stragglers went to the heap */
+    int left = 0;
+    for (int i = 0; i < N; ++i) {
+        left += !gone[i];
+    }
+    uint64_t last = 0;
+    for (opal_rpc_timer_entry_t *t; NULL != (t = opal_rpc_timer_heap_top(&h)); --left) {
+        ck_assert_uint_ge(t->deadline_ns, last);
+        /* No entry still in is earlier. */
+        for (int i = 0; i < N; ++i) {
+            ck_assert(gone[i] || e[i].deadline_ns >= t->deadline_ns);
+        }
+        last = t->deadline_ns;
+        ck_assert(!gone[t - e]);
+        gone[t - e] = true;
+        ck_assert(opal_rpc_timer_heap_remove(&h, t));
+    }
+    ck_assert_int_eq(left, 0);
+    opal_rpc_timer_heap_fini(&h);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rpc_header");
@@ -155,5 +235,7 @@ int main(void)
     OPAL_TEST_ADD(s, bad_fields_are_refused_with_a_reason);
     OPAL_TEST_ADD(s, request_with_status_is_refused);
     OPAL_TEST_ADD(s, heap_yields_deadlines_in_order);
+    OPAL_TEST_ADD(s, deadlines_in_order_skip_the_heap);
+    OPAL_TEST_ADD(s, deadlines_of_mixed_order_come_out_sorted);
     return opal_test_run(s);
 }

@@ -1,5 +1,5 @@
 /*
- * The deadline heap (rpc_base_timer.h).
+ * Deadlines: a FIFO list in front of a binary min-heap (rpc_base_timer.h).
  */
 #include "opal/opal_config.h"
 
@@ -10,6 +10,7 @@
 
 void opal_rpc_timer_heap_init(opal_rpc_timer_heap_t *h)
 {
+    h->head = h->tail = NULL;
     h->entries = NULL;
     h->count = 0;
     h->capacity = 0;
@@ -19,6 +20,9 @@ void opal_rpc_timer_heap_fini(opal_rpc_timer_heap_t *h)
 {
     for (size_t i = 0; i < h->count; ++i) {
         h->entries[i]->slot = OPAL_RPC_TIMER_NONE;
+    }
+    for (opal_rpc_timer_entry_t *e = h->head; NULL != e; e = e->next) {
+        e->slot = OPAL_RPC_TIMER_NONE;
     }
     free(h->entries);
     opal_rpc_timer_heap_init(h);
@@ -67,6 +71,18 @@ static void sift_down(opal_rpc_timer_heap_t *h, size_t i)
 
 int opal_rpc_timer_heap_push(opal_rpc_timer_heap_t *h, opal_rpc_timer_entry_t *e)
 {
+    if (NULL == h->tail || h->tail->deadline_ns <= e->deadline_ns) {
+        e->prev = h->tail;
+        e->next = NULL;
+        if (NULL == h->tail) {
+            h->head = e;
+        } else {
+            h->tail->next = e;
+        }
+        h->tail = e;
+        e->slot = OPAL_RPC_TIMER_LIST;
+        return OPAL_SUCCESS;
+    }
     if (h->count == h->capacity) {
         size_t capacity = 0 == h->capacity ? 64 : 2 * h->capacity;
         opal_rpc_timer_entry_t **entries = realloc(h->entries, capacity * sizeof(*entries));
@@ -84,6 +100,24 @@ int opal_rpc_timer_heap_push(opal_rpc_timer_heap_t *h, opal_rpc_timer_entry_t *e
 
 bool opal_rpc_timer_heap_remove(opal_rpc_timer_heap_t *h, opal_rpc_timer_entry_t *e)
 {
+    if (OPAL_RPC_TIMER_LIST == e->slot) {
+        if (NULL == e->prev ? h->head != e : e->prev->next != e) {
+            return false; /* not in this list */
+        }
+        if (NULL == e->prev) {
+            h->head = e->next;
+        } else {
+            e->prev->next = e->next;
+        }
+        if (NULL == e->next) {
+            h->tail = e->prev;
+        } else {
+            e->next->prev = e->prev;
+        }
+        e->prev = e->next = NULL;
+        e->slot = OPAL_RPC_TIMER_NONE;
+        return true;
+    }
     size_t i = e->slot;
     if (OPAL_RPC_TIMER_NONE == i || i >= h->count || h->entries[i] != e) {
         return false;
