@@ -304,6 +304,12 @@ int main(int argc, char **argv)
             (void) opal_fence(false);
             char *args[2] = {"100", "10"};
             exit_code = case_pingpong(2, args);
+            if (my_rank < 2 && job_size >= 2) {
+                /* btl_dump after 21 round trips (10 and the warm-up). */
+                char line[512];
+                mca_btl_base_mux_describe(peer, line, sizeof(line));
+                say("toward rank %" PRIu32 ": %s", 1 - my_rank, line);
+            }
         } else if (0 == strcmp(name, "hold")) {
             /* Holds its endpoint until it is killed. */
             say("holding");

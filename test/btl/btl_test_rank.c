@@ -106,9 +106,7 @@ void btl_test_fail(const char *format, ...)
     btl_test.broken = true;
 }
 
-/* What each module holds toward each peer, after a wait timed out: which
- * side still has something queued or unhandled. */
-static void describe_peers(void)
+void btl_test_describe_peers(void)
 {
     for (uint32_t r = 0; r < btl_test.size; ++r) {
         mca_btl_base_peer_t *peer = mca_btl_base_peer_get(r);
@@ -144,7 +142,7 @@ bool btl_test_wait(bool (*done)(void *), void *arg, const char *what)
         }
         if (0 == n % 1024 && opal_timer_ns() > deadline_ns) {
             btl_test_fail("timed out waiting for %s", what);
-            describe_peers();
+            btl_test_describe_peers();
             return false;
         }
     }

@@ -148,6 +148,11 @@ int btl_test_stream_register(void);
 void btl_test_stream_release(void);
 bool btl_test_case_sizes(int argc, char **argv);
 bool btl_test_case_order(int argc, char **argv);
+/* Says "toward rank N: <module>: <its btl_dump>; ..." for every peer: what
+ * each module holds toward it (after a wait timed out, which side still
+ * has something queued or unhandled; after the order case, for the
+ * suites to check every transport has something to say). */
+void btl_test_describe_peers(void);
 bool btl_test_case_alltoall(int argc, char **argv);
 bool btl_test_case_self(int argc, char **argv);
 bool btl_test_case_sendi(int argc, char **argv);

@@ -509,7 +509,11 @@ bool btl_test_case_sizes(int argc, char **argv)
 
 bool btl_test_case_order(int argc, char **argv)
 {
-    return exchange(KIND_ORDER, true, btl_test.slow ? 600 : 20000);
+    bool ok = exchange(KIND_ORDER, true, btl_test.slow ? 600 : 20000);
+    if (ok) {
+        btl_test_describe_peers();
+    }
+    return ok;
 }
 
 bool btl_test_case_alltoall(int argc, char **argv)

@@ -6,8 +6,10 @@
 # The job must exit 0, no rank may print FAILED, every rank r < NP must
 # print "rank r: CASE ok", and for every other rank p "rank r: peer p: send
 # over MODULE;": MODULE alone carries the sends between different ranks
-# (e.g. ofi between two hosts, where sm must not claim the peer). The
-# job's output is shown.
+# (e.g. ofi between two hosts, where sm must not claim the peer). After
+# CASE order, every rank r must also show what MODULE holds toward every
+# peer p ("rank r: toward rank p: MODULE: <its btl_dump>"). The job's
+# output is shown.
 #
 # CASE killed (run with mcarun --enable-recovery): the last rank is killed
 # mid-transfer, so the job must exit non-zero, and every other rank must
@@ -54,6 +56,14 @@ for ((r = 0; r < np; r++)); do
             complain "rank $r did not say how it reaches rank $p"
         elif [[ $line != "rank $r: peer $p: send over $module;"* ]]; then
             complain "rank $r reaches rank $p otherwise than over $module alone: $line"
+        fi
+        # The order case ends with what MODULE holds toward each peer
+        # (btl_dump), not the placeholder of a module without one.
+        if [ "$case_name" = order ]; then
+            line=$(echo "$out" | grep -F "rank $r: toward rank $p: " | head -n 1)
+            if [[ $line != *"$module: "* ]] || [[ $line == *"(no state to show)"* ]]; then
+                complain "rank $r does not show what $module holds toward rank $p: ${line:-nothing}"
+            fi
         fi
     done
 done

@@ -5,6 +5,7 @@
 #include "opal/opal_config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,26 @@ static void wait_teardown(mca_btl_ofi_module_t *module)
 
 /* ------------------------------------------------------------ creation */
 
+/* btl_dump: the endpoint's sequence numbers each way, what waits for an
+ * earlier message, and what the provider still owes a completion for. */
+static void ofi_dump(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                     char *buf, size_t size)
+{
+    mca_btl_ofi_module_t *module = mca_btl_ofi_module(btl);
+    mca_btl_ofi_endpoint_t *ep = endpoint;
+    OPAL_THREAD_LOCK(&module->lock);
+    snprintf(buf, size,
+             "%s; sent %" PRIu32 ", next expected %" PRIu32 ", held out of order %zu; posted "
+             "sends not completed %u, injected since %u; outstanding %zu (put / get %zu)%s",
+             ep->failed  ? "failed"
+             : ep->added ? "added"
+                         : "not added",
+             ep->send_seq, ep->recv_seq, opal_list_get_size(&ep->held), ep->posted, ep->injected,
+             opal_list_get_size(&ep->outstanding), ep->rdma_outstanding,
+             module->repost_pending ? "; receive buffers wait to be posted again" : "");
+    OPAL_THREAD_UNLOCK(&module->lock);
+}
+
 static int register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cbfunc)
 {
     mca_btl_ofi_module(btl)->error_cb = cbfunc;
@@ -316,6 +337,7 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
     btl->btl_del_procs = mca_btl_ofi_del_procs;
     btl->btl_finalize = mca_btl_ofi_finalize;
     btl->btl_register_error = register_error;
+    btl->btl_dump = ofi_dump;
     btl->btl_alloc = mca_btl_ofi_alloc;
     btl->btl_free = mca_btl_ofi_free;
     btl->btl_prepare_src = mca_btl_ofi_prepare_src;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -342,6 +343,29 @@ static int set_nonblocking(int fd)
 
 /* ------------------------------------------------------------ creation */
 
+/* btl_dump: the QP's state, the credits each way, and the work requests
+ * whose completion is not yet seen. */
+static void verbs_dump(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                       char *buf, size_t size)
+{
+    mca_btl_verbs_module_t *module = mca_btl_verbs_module(btl);
+    mca_btl_verbs_endpoint_t *ep = endpoint;
+    OPAL_THREAD_LOCK(&module->lock);
+    const char *state = MCA_BTL_VERBS_EP_READY == ep->state    ? "ready"
+                        : MCA_BTL_VERBS_EP_CLOSED == ep->state ? "closed"
+                                                               : "failed";
+    snprintf(buf, size,
+             "%s (qp %u); send credits %" PRIu32 " of %" PRIu32 ", owed to the peer %" PRIu32
+             "%s; work requests not completed %" PRIu32 " (put / get %" PRIu32 ")%s; module: "
+             "%zu of %zu send-side work requests in flight",
+             state, NULL == ep->qp ? 0u : (unsigned) ep->qp->qp_num, ep->send_credits,
+             module->credits, ep->credits_owed,
+             ep->credit_msg_posted ? " (a credit message in flight)" : "", ep->sq_posted,
+             ep->rdma_posted, ep->probe_posted ? "; a liveness probe in flight" : "",
+             module->sq_pending, module->sq_pending_max);
+    OPAL_THREAD_UNLOCK(&module->lock);
+}
+
 static int register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cbfunc)
 {
     mca_btl_verbs_module(btl)->error_cb = cbfunc;
@@ -432,6 +456,7 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
     btl->btl_del_procs = mca_btl_verbs_del_procs;
     btl->btl_finalize = mca_btl_verbs_finalize;
     btl->btl_register_error = register_error;
+    btl->btl_dump = verbs_dump;
     btl->btl_alloc = mca_btl_verbs_alloc;
     btl->btl_free = mca_btl_verbs_free;
     btl->btl_prepare_src = mca_btl_verbs_prepare_src;
