@@ -70,6 +70,7 @@ typedef struct fake_ep_t {
 
 static fake_ep_t *eps[FAKE_NA_MAX_EP];
 static unsigned int dropped;
+static unsigned int rma_ops;
 
 static fake_ep_t *ep_of(const opal_na_class_t *cls)
 {
@@ -447,6 +448,7 @@ static int rma(opal_na_class_t *cls, opal_na_context_t *ctx, bool put, opal_na_m
     if (0 == (rmh->flags & (put ? OPAL_NA_MEM_WRITE_ONLY : OPAL_NA_MEM_READ_ONLY))) {
         return OPAL_ERR_PERM;
     }
+    ++rma_ops;
     fake_op_t *f = (fake_op_t *) op;
     f->put = put;
     f->local = lmh;
@@ -461,6 +463,12 @@ static int rma(opal_na_class_t *cls, opal_na_context_t *ctx, bool put, opal_na_m
     rma_run(f);
     complete(op, OPAL_SUCCESS);
     return OPAL_SUCCESS;
+}
+
+static size_t f_rma_piece_max(opal_na_class_t *cls, opal_na_addr_t *remote_addr)
+{
+    (void) remote_addr;
+    return ep_of(cls)->opts.piece_max;
 }
 
 static int f_put(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_mem_handle_t *local_mh,
@@ -601,6 +609,7 @@ static const opal_na_class_ops_t fake_ops_rma = {
     .mem_handle_deserialize = f_mh_deserialize,
     .put = f_put,
     .get = f_get,
+    .rma_piece_max = f_rma_piece_max,
     .poll = f_poll,
     .cancel = f_cancel,
 };
@@ -658,4 +667,9 @@ opal_na_addr_t *fake_na_addr_of(opal_na_class_t *cls, opal_na_class_t *peer)
 unsigned int fake_na_dropped(void)
 {
     return dropped;
+}
+
+unsigned int fake_na_rma_ops(void)
+{
+    return rma_ops;
 }

@@ -25,6 +25,7 @@ typedef struct fake_na_opts_t {
     bool defer_rma;      /* put / get happen at the initiator's next poll */
     size_t max_msg;      /* unexpected and expected limit (0: 64 KiB) */
     size_t max_segments; /* memory handle segments (0: 1) */
+    size_t piece_max;    /* rma_piece_max's advice for every peer (0: none) */
 } fake_na_opts_t;
 
 /* A class for a new endpoint (0, 1, 2, ... in order of opening). */
@@ -36,5 +37,7 @@ void fake_na_close(opal_na_class_t *cls);
 opal_na_addr_t *fake_na_addr_of(opal_na_class_t *cls, opal_na_class_t *peer);
 /* Messages dropped because their context did not exist. */
 unsigned int fake_na_dropped(void);
+/* Put / get operations started, by every class, since the process began. */
+unsigned int fake_na_rma_ops(void);
 
 #endif /* TEST_BULK_BULK_FAKE_NA_H */

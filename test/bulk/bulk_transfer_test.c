@@ -388,6 +388,79 @@ START_TEST(callback_may_start_the_next_transfer)
 }
 END_TEST
 
+/* Pulls 1.5 MiB (three of rdma's default 512 KiB chunks) from peers[0]
+ * into peers[1], checks the bytes, and returns how many na gets it took. */
+static unsigned int gets_of_a_large_pull(const fake_na_opts_t *opts, const char *const *vars)
+{
+    bulk_test_init(vars);
+    bulk_peer_t p[2];
+    bulk_peer_open(&p[0], opts);
+    bulk_peer_open(&p[1], opts);
+    size_t len = 3 * 512 * 1024;
+    char *omem = malloc(len), *lmem = calloc(1, len);
+    ck_assert(NULL != omem && NULL != lmem);
+    bulk_fill(omem, len, 7);
+    void *obuf[1] = {omem}, *lbuf[1] = {lmem};
+    size_t size[1] = {len};
+    opal_bulk_t *origin = NULL, *local = NULL;
+    ck_assert_int_eq(opal_bulk_create(p[0].bc, 1, obuf, size, OPAL_BULK_READ_ONLY, &origin),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_create(p[1].bc, 1, lbuf, size, OPAL_BULK_READ_WRITE, &local),
+                     OPAL_SUCCESS);
+    opal_bulk_t *remote = remote_copy(origin, &p[1], 0);
+    opal_na_addr_t *addr = fake_na_addr_of(p[1].na, p[0].na);
+    unsigned int before = fake_na_rma_ops();
+    result_t r = {0};
+    opal_bulk_op_t *op = NULL;
+    ck_assert_int_eq(opal_bulk_transfer(p[1].bc, p[1].ctx, on_done, &r, OPAL_BULK_PULL, addr, 0,
+                                        remote, 0, local, 0, len, &op),
+                     OPAL_SUCCESS);
+    ck_assert_str_eq(opal_bulk_op_engine(op), "rdma");
+    ck_assert(bulk_progress(p, 2, &r.done));
+    unsigned int gets = fake_na_rma_ops() - before;
+    ck_assert_int_eq(r.calls, 1);
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    ck_assert_mem_eq(lmem, omem, len);
+    opal_na_addr_free(p[1].na, addr);
+    ck_assert_int_eq(opal_bulk_free(remote), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_free(local), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_bulk_free(origin), OPAL_SUCCESS);
+    free(lmem);
+    free(omem);
+    bulk_peer_close(&p[1]);
+    bulk_peer_close(&p[0]);
+    bulk_test_fini(vars);
+    return gets;
+}
+
+START_TEST(rdma_cuts_large_transfers_into_chunks)
+{
+    ck_assert_uint_eq(gets_of_a_large_pull(&with_rma_one_segment, NULL), 3);
+}
+END_TEST
+
+/* A na class that says one operation of any size moves fastest to the
+ * peer (na/btl over btl/sm) gets it whole; a smaller advice is followed. */
+START_TEST(rdma_follows_the_na_class_advice_on_pieces)
+{
+    const fake_na_opts_t whole = {.rma = true, .max_segments = 1, .piece_max = SIZE_MAX};
+    ck_assert_uint_eq(gets_of_a_large_pull(&whole, NULL), 1);
+    const fake_na_opts_t small = {.rma = true, .max_segments = 1, .piece_max = 400 * 1024};
+    ck_assert_uint_eq(gets_of_a_large_pull(&small, NULL), 4);
+}
+END_TEST
+
+/* A chunk size the user chose wins over the advice. */
+START_TEST(chosen_chunk_size_wins_over_the_na_class_advice)
+{
+    static const char *const chosen[] = {"bulk_rdma_chunk_size=524288", NULL};
+    const fake_na_opts_t whole = {.rma = true, .max_segments = 1, .piece_max = SIZE_MAX};
+    ck_assert_uint_eq(gets_of_a_large_pull(&whole, chosen), 3);
+    static const char *const unlimited[] = {"bulk_rdma_chunk_size=0", NULL};
+    ck_assert_uint_eq(gets_of_a_large_pull(&with_rma_one_segment, unlimited), 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bulk_transfer");
@@ -404,5 +477,8 @@ int main(void)
     OPAL_TEST_ADD(s, bound_handle_forwarded_to_a_third_process_moves_data_with_its_origin);
     OPAL_TEST_ADD(s, copy_from_a_handle_its_origin_freed_fails_as_not_found);
     OPAL_TEST_ADD(s, callback_may_start_the_next_transfer);
+    OPAL_TEST_ADD(s, rdma_cuts_large_transfers_into_chunks);
+    OPAL_TEST_ADD(s, rdma_follows_the_na_class_advice_on_pieces);
+    OPAL_TEST_ADD(s, chosen_chunk_size_wins_over_the_na_class_advice);
     return opal_test_run(s);
 }

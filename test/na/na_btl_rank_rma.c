@@ -266,6 +266,18 @@ static bool rma_user(void)
     if (OPAL_ERR_BAD_PARAM != rma(true, l, 0, a, 1, atotal, 0)) {
         na_test_fail("a get past the remote handle's end was not refused");
     }
+    /* Advice to bulk: put / get over btl/sm (which shares a large one
+     * between both processes) are not to be cut; other BTLs give none. */
+    const char *btls = getenv("OPAL_MCA_btl");
+    size_t want = NULL != btls && NULL != strstr(btls, "sm") ? SIZE_MAX : 0;
+    size_t advice = opal_na_rma_piece_max(na_test.cls, na_test.peers[0]);
+    if (want != advice) {
+        na_test_fail("rma_piece_max toward rank 0 over btl %s is %zu, not %zu",
+                     NULL != btls ? btls : "(default)", advice, want);
+    }
+    if (0 != opal_na_rma_piece_max(na_test.cls, NULL) || 0 != opal_na_rma_piece_max(NULL, NULL)) {
+        na_test_fail("rma_piece_max without a class or an address is not 0");
+    }
     if (!na_test_barrier()) {
         return false;
     }

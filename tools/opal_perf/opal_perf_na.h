@@ -30,6 +30,8 @@ enum {
 #define URI_MAX 4096
 /* How long a wait may see no completion before the run is declared stuck. */
 #define STALL_NS (60ull * 1000000000ull)
+/* Idle rounds of a spinning wait between two looks at the stall clock. */
+#define STALL_CHECK_EVERY 1024u
 /* How long the client waits for the server's URI file to appear. */
 #define URI_FILE_WAIT_NS (60ull * 1000000000ull)
 /* Answers the server keeps in flight at once. */

@@ -81,6 +81,11 @@ enum {
     MCA_BTL_FLAGS_ATOMIC_OPS = 0x0010,   /* remote atomics (reserved: no
                                           * module offers them yet) */
     MCA_BTL_FLAGS_SENDI = 0x0020,        /* btl_sendi is provided */
+    MCA_BTL_FLAGS_RDMA_WHOLE = 0x0040,   /* a put / get of any size (up to the
+                                          * limits) moves fastest as one call:
+                                          * the module pipelines or shares it
+                                          * itself, so an upper layer that
+                                          * pipelines should not cut it */
     MCA_BTL_FLAGS_RDMA = MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET,
 };
 

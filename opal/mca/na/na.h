@@ -359,6 +359,12 @@ typedef struct opal_na_class_ops_t {
     int (*get)(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_mem_handle_t *local_mh,
                size_t local_offset, opal_na_mem_handle_t *remote_mh, size_t remote_offset,
                size_t length, opal_na_addr_t *remote_addr, uint8_t remote_id, opal_na_op_id_t *op);
+    /* Optional (0): advice to an upper layer that pipelines large put /
+     * get to remote_addr (bulk's rdma engine) on the largest piece to
+     * issue as one operation: SIZE_MAX when one operation of any size
+     * moves fastest (the transport pipelines or shares it itself), 0 when
+     * the class has none (the upper layer's own piece size). */
+    size_t (*rma_piece_max)(opal_na_class_t *cls, opal_na_addr_t *remote_addr);
 
     /* --- progress */
     /* Optional (-1): a file descriptor that becomes readable when ctx has

@@ -27,6 +27,7 @@ static const mca_base_var_enum_value_t flag_names[] = {
     {MCA_BTL_FLAGS_SEND_INPLACE, "inplace"},
     {MCA_BTL_FLAGS_ATOMIC_OPS, "atomics"},
     {MCA_BTL_FLAGS_SENDI, "sendi"},
+    {MCA_BTL_FLAGS_RDMA_WHOLE, "rdma_whole"},
     {0, NULL},
 };
 
@@ -99,7 +100,8 @@ int mca_btl_base_param_register(const mca_base_component_t *component,
     int index = mca_base_component_var_register(
         component, "flags",
         "What this component may be used for (comma list of send, put, get, inplace, atomics, "
-        "sendi); it can only clear what the component supports",
+        "sendi, rdma_whole: a put / get of any size is best issued as one call); it can only "
+        "clear what the component supports",
         MCA_BASE_VAR_TYPE_INT, flags, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_LOCAL, &module->btl_flags);
     OBJ_RELEASE(flags);

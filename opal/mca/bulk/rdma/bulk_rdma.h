@@ -3,7 +3,11 @@
  * transfer is cut where either handle's na memory handles end and into
  * chunks of at most bulk_rdma_chunk_size bytes, of which up to
  * bulk_rdma_window are in flight at once (a pipeline: the transport
- * works on the next chunk while the last one completes).
+ * works on the next chunk while the last one completes). Unless the
+ * user chose the chunk size, a na class that advises against cutting
+ * RMA to the peer (opal_na_rma_piece_max: na/btl over btl/sm, which
+ * shares a large get between the two processes itself) gets whole
+ * pieces.
  */
 #ifndef OPAL_MCA_BULK_RDMA_BULK_RDMA_H
 #define OPAL_MCA_BULK_RDMA_BULK_RDMA_H
@@ -14,6 +18,7 @@
 
 typedef struct mca_bulk_rdma_vars_t {
     size_t chunk_size;
+    bool chunk_size_chosen; /* the user set chunk_size: no na advice */
     unsigned int window;
 } mca_bulk_rdma_vars_t;
 

@@ -28,12 +28,17 @@ static int rdma_register(void)
     int index = mca_base_component_var_register(
         &mca_bulk_rdma_component.bulk_version, "chunk_size",
         "Largest na put / get one bulk transfer issues at once; larger transfers are "
-        "pipelined in chunks of this size (0: one operation per piece of the handles)",
+        "pipelined in chunks of this size (0: one operation per piece of the handles). "
+        "Left at its default, it does not apply to peers whose na class advises against "
+        "cutting (na/btl over btl/sm, which shares a large get between both processes)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL, &mca_bulk_rdma_vars.chunk_size);
     if (index < 0) {
         return index;
     }
+    const mca_base_var_t *var = NULL;
+    mca_bulk_rdma_vars.chunk_size_chosen = OPAL_SUCCESS == mca_base_var_get(index, &var) &&
+                                           MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source;
     mca_bulk_rdma_vars.window = 8;
     index = mca_base_component_var_register(
         &mca_bulk_rdma_component.bulk_version, "window",

@@ -136,6 +136,22 @@ static void chunk_done(const opal_na_cb_info_t *info)
     }
 }
 
+/* The largest piece of op: the variable, or whole pieces where the na
+ * class advises it and the user did not choose. */
+static size_t chunk_for(const opal_bulk_op_t *op)
+{
+    if (0 == mca_bulk_rdma_vars.chunk_size) {
+        return SIZE_MAX;
+    }
+    if (!mca_bulk_rdma_vars.chunk_size_chosen) {
+        size_t advice = opal_na_rma_piece_max(op->bc->na_class, op->origin_addr);
+        if (0 != advice) {
+            return advice;
+        }
+    }
+    return mca_bulk_rdma_vars.chunk_size;
+}
+
 static int rdma_start(opal_bulk_class_t *bc, void *state, opal_bulk_op_t *op)
 {
     (void) bc;
@@ -157,7 +173,7 @@ static int rdma_start(opal_bulk_class_t *bc, void *state, opal_bulk_op_t *op)
     x->error = OPAL_SUCCESS;
     x->window = mca_bulk_rdma_vars.window;
     x->window = 0 == x->window ? 1 : x->window > RDMA_MAX_WINDOW ? RDMA_MAX_WINDOW : x->window;
-    x->chunk = 0 == mca_bulk_rdma_vars.chunk_size ? SIZE_MAX : mca_bulk_rdma_vars.chunk_size;
+    x->chunk = chunk_for(op);
     const opal_na_segment_t *lr = opal_bulk_base_mh_regions(op->local, &x->local_one);
     const opal_na_segment_t *orr = opal_bulk_base_mh_regions(op->origin, &x->origin_one);
     opal_bulk_walk_init(&x->walk, lr, op->local->mh_count, op->local_offset, orr,

@@ -188,6 +188,10 @@ OPAL_DECLSPEC int opal_na_get(opal_na_class_t *cls, opal_na_context_t *ctx, opal
                               void *arg, opal_na_mem_handle_t *local_mh, size_t local_offset,
                               opal_na_mem_handle_t *remote_mh, size_t remote_offset, size_t length,
                               opal_na_addr_t *remote_addr, uint8_t remote_id, opal_na_op_id_t *op);
+/* The class's advice on the largest piece of a pipelined put / get to
+ * remote_addr (na.h, rma_piece_max): SIZE_MAX for "do not cut", 0 for
+ * none (also for a NULL class or address, or a class without RMA). */
+OPAL_DECLSPEC size_t opal_na_rma_piece_max(opal_na_class_t *cls, opal_na_addr_t *remote_addr);
 
 /* --------------------------------------------------------------- progress */
 

@@ -225,6 +225,14 @@ int opal_na_put(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_cb_t callb
     return rc;
 }
 
+size_t opal_na_rma_piece_max(opal_na_class_t *cls, opal_na_addr_t *remote_addr)
+{
+    if (NULL == cls || NULL == remote_addr || NULL == cls->ops->rma_piece_max) {
+        return 0;
+    }
+    return cls->ops->rma_piece_max(cls, remote_addr);
+}
+
 int opal_na_get(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_cb_t callback, void *arg,
                 opal_na_mem_handle_t *local_mh, size_t local_offset,
                 opal_na_mem_handle_t *remote_mh, size_t remote_offset, size_t length,

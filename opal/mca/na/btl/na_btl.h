@@ -275,6 +275,7 @@ int na_btl_mem_handle_deserialize(opal_na_class_t *cls, opal_na_mem_handle_t **m
 int na_btl_put(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_mem_handle_t *local_mh,
                size_t local_offset, opal_na_mem_handle_t *remote_mh, size_t remote_offset,
                size_t length, opal_na_addr_t *remote_addr, uint8_t remote_id, opal_na_op_id_t *op);
+size_t na_btl_rma_piece_max(opal_na_class_t *cls, opal_na_addr_t *remote_addr);
 int na_btl_get(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_mem_handle_t *local_mh,
                size_t local_offset, opal_na_mem_handle_t *remote_mh, size_t remote_offset,
                size_t length, opal_na_addr_t *remote_addr, uint8_t remote_id, opal_na_op_id_t *op);

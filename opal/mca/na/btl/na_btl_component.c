@@ -308,6 +308,7 @@ const opal_na_class_ops_t mca_na_btl_ops = {
     .mem_handle_deserialize = na_btl_mem_handle_deserialize,
     .put = na_btl_put,
     .get = na_btl_get,
+    .rma_piece_max = na_btl_rma_piece_max,
     .poll = btl_poll,
     .poll_wait = btl_poll_wait,
     .cancel = na_btl_cancel,

@@ -490,6 +490,18 @@ static int rma_start(opal_na_class_t *cls, opal_na_context_t *ctx, bool is_get,
     return OPAL_SUCCESS;
 }
 
+/* Put / get to a peer go over its first RDMA module: one that says a
+ * call of any size moves fastest whole (btl/sm) is not to be cut. */
+size_t na_btl_rma_piece_max(opal_na_class_t *cls, opal_na_addr_t *remote_addr)
+{
+    mca_btl_base_peer_t *peer;
+    if (OPAL_SUCCESS != na_btl_addr_peer(cls->plugin, remote_addr, &peer) ||
+        0 == peer->rdma_count) {
+        return 0;
+    }
+    return 0 != (peer->rdma[0].btl->btl_flags & MCA_BTL_FLAGS_RDMA_WHOLE) ? SIZE_MAX : 0;
+}
+
 int na_btl_put(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_mem_handle_t *local_mh,
                size_t local_offset, opal_na_mem_handle_t *remote_mh, size_t remote_offset,
                size_t length, opal_na_addr_t *remote_addr, uint8_t remote_id, opal_na_op_id_t *op)
