@@ -34,8 +34,9 @@
 # ("push": the same move as hg_bw_read's), the same patterns
 # (opal_perf(1)).
 # Servers run on core 0, clients on core 1, busy-polling, Mercury and ours
-# alternating in every round; the medians of the rounds and their ratios
-# (ours / Mercury) are printed, then issue 19's targets: latency 8-512 B
+# alternating in every round; the medians of the rounds and the median of
+# the rounds' ratios (ours / Mercury, each from the two runs of one round,
+# back to back) are printed, then issue 19's targets: latency 8-512 B
 # at most 0.5x over shared memory and 1.0x over tcp; bulk 64 KiB - 4 MiB
 # at least 1.2x on both (reported for both pairings).
 set -u
@@ -155,9 +156,11 @@ for s in $bw_bytes; do
     { [ -z "$min_bw" ] || [ "$s" -lt "$min_bw" ]; } && min_bw=$s
 done
 
-# rows FILE: the "size value" data rows of a perf tool's output.
+# rows FILE: the data rows of a perf tool's output as "round size value"
+# (the round being run), so that each round's two figures can be paired.
+round=0
 rows() {
-    grep -E '^[0-9]+ +[0-9.]+' "$1" | awk '{print $1, $2}'
+    grep -E '^[0-9]+ +[0-9.]+' "$1" | awk -v r="$round" '{print r, $1, $2}'
 }
 
 # merc_pair SERVER CLIENT CLIENT-ARGS -- COMMON-ARGS: one Mercury run in a
@@ -270,13 +273,30 @@ for round in $(seq 1 "$rounds"); do
     done
 done
 
-# median FILE SIZE: the median of the values of SIZE in FILE ("-" when none).
-median() {
-    [ -f "$1" ] || { echo -; return; }
-    awk -v s="$2" '$1 == s {print $2}' "$1" | sort -g | awk '
+# median_of: the median of the numbers on standard input ("-" when none).
+median_of() {
+    sort -g | awk '
         {v[NR] = $1} END {
             if (NR == 0) { print "-"; exit }
             if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# median FILE SIZE: the median of the values of SIZE in FILE ("-" when none).
+median() {
+    [ -f "$1" ] || { echo -; return; }
+    awk -v s="$2" '$2 == s {print $3}' "$1" | median_of
+}
+
+# ratio_median MERCURY-FILE OURS-FILE SIZE: the median over the rounds that
+# have both figures of SIZE of ours / Mercury's ("-" when none): the two
+# ran back to back, so each round's ratio sees the same host.
+ratio_median() {
+    if [ ! -f "$1" ] || [ ! -f "$2" ]; then
+        echo -
+        return
+    fi
+    awk -v s="$3" 'FNR == NR { if ($2 == s) m[$1] = $3; next }
+        $2 == s && ($1 in m) && m[$1] > 0 { print $3 / m[$1] }' "$1" "$2" | median_of
 }
 
 verdicts=()
@@ -288,9 +308,9 @@ report() { # TEST TRANSPORT UNIT SIZES TARGET-KIND TARGET LOW HIGH
     for s in $sizes; do
         m=$(median "$work/$t.$tr.mercury" "$s")
         o=$(median "$work/$t.$tr.ours" "$s")
-        r=-
-        if [ "$m" != - ] && [ "$o" != - ]; then
-            r=$(awk -v o="$o" -v m="$m" 'BEGIN { printf "%.2f", (m > 0 ? o / m : 0) }')
+        r=$(ratio_median "$work/$t.$tr.mercury" "$work/$t.$tr.ours" "$s")
+        if [ "$r" != - ]; then
+            r=$(awk -v r="$r" 'BEGIN { printf "%.2f", r }')
             if [ "$s" -ge "$low" ] && [ "$s" -le "$high" ]; then
                 if [ -z "$worst" ]; then
                     worst=$r
