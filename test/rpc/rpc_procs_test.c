@@ -426,7 +426,12 @@ static void timeout_while_output_is_pulled(const char *info)
         opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, RPC_TEST_FILL), &req),
         OPAL_SUCCESS);
     ((rpc_test_in_t *) opal_rpc_req_input(req))->value = 1u << 20;
-    ck_assert_int_eq(opal_rpc_req_set_timeout(req, 0.2), OPAL_SUCCESS);
+    /* The hold site, not a slow pull, is what keeps the request open
+     * until its timeout: the timeout leaves the handler, the reply and
+     * the 1 MiB pull time to finish first even in a sanitizer build on a
+     * loaded machine (0.2 s did not, once, under ASan: the pull had not
+     * ended, so the site never fired). */
+    ck_assert_int_eq(opal_rpc_req_set_timeout(req, 3.0), OPAL_SUCCESS);
     ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
     ck_assert_int_eq(opal_rpc_progress_cond(ctx, TIMEOUT * 1000, called, &o), OPAL_SUCCESS);
     for (int k = 0; k < 20; ++k) {
