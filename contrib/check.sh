@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds opal-mca and runs every test:
 #   1. the default build (gcc -O2): make, make check
-#   2. the unit tests again under valgrind (no errors, no leaks)
-#   3. a debug build with AddressSanitizer + UndefinedBehaviorSanitizer
+#   2. the tests again under valgrind (no errors, no leaks), but for the
+#      slow ones and the variants (SLOW_TESTS, VARIANT_TESTS in Makefile.am)
+#   3. a debug build with AddressSanitizer + UndefinedBehaviorSanitizer:
+#      every test but the slow ones
 #   4. the threaded tests under ThreadSanitizer
-#   5. a clang build with --enable-picky (warnings are errors), and a few
-#      seconds of libFuzzer for each target of test/fuzz
-#   6. make distcheck
+#   5. a clang build with --enable-picky (warnings are errors), its tests
+#      but for the slow ones and the variants, and a few seconds of
+#      libFuzzer for each target of test/fuzz
+#   6. make distcheck, the tarball's build running DISTCHECK_TESTS
+#      (make distcheck-short)
 #   7. the verbs tests on soft-RoCE in a qemu guest (make check-rdma-vm,
 #      docs/rdma-vm.md): two to five minutes, plus one download of a
 #      kernel package; skipped, saying so, where the guest cannot run
@@ -163,7 +167,7 @@ if [ $quick = no ]; then
     if step asan-configure configure_in "$top/_build-asan" --enable-debug \
             --enable-sanitizers=address,undefined &&
         step asan-build make -C "$top/_build-asan" -j"$jobs"; then
-        run_tests asan-check "$top/_build-asan" "asan+ubsan (debug)" -j"$jobs" check
+        run_tests asan-check "$top/_build-asan" "asan+ubsan (debug)" -j"$jobs" check-sanitized
     fi
     if step tsan-configure configure_in "$top/_build-tsan" --enable-sanitizers=thread &&
         step tsan-build make -C "$top/_build-tsan" -j"$jobs"; then
@@ -171,11 +175,11 @@ if [ $quick = no ]; then
     fi
     if step clang-configure configure_in "$top/_build-clang" CC=clang --enable-picky &&
         step clang-build make -C "$top/_build-clang" -j"$jobs"; then
-        run_tests clang-check "$top/_build-clang" "clang picky" -j"$jobs" check
+        run_tests clang-check "$top/_build-clang" "clang picky" -j"$jobs" check-short
         # A few seconds of libFuzzer per target (test/fuzz, docs/developer.md).
-        step clang-fuzz make -C "$top/_build-clang" fuzz FUZZ_SECONDS=5
+        step clang-fuzz make -C "$top/_build-clang" fuzz FUZZ_SECONDS=3
     fi
-    if ! step distcheck make -C "$top/_build" -j"$jobs" distcheck; then
+    if ! step distcheck make -C "$top/_build" -j"$jobs" distcheck-short; then
         # distcheck's tests ran in the unpacked tarball's own build tree.
         for sub in "$top"/_build/opal-mca-*/_build/sub; do
             [ -d "$sub" ] && show_failures "$sub" "$logdir/distcheck.log"

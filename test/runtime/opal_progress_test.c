@@ -358,8 +358,14 @@ static const opal_progress_callback_t racers[NRACERS] = {racer_0, racer_1, racer
 static void *progress_until_stopped(void *arg)
 {
     (void) arg;
+    /* valgrind runs one thread at a time and switches at system calls or
+     * after a long slice: without a yield each handover took a slice. */
+    bool yield = opal_test_under_valgrind();
     while (0 == atomic_load(&stop_progress)) {
         opal_progress();
+        if (yield) {
+            sched_yield();
+        }
     }
     return NULL;
 }
