@@ -658,15 +658,23 @@ static void race_record(opal_rpc_request_t *req, int status, void *arg)
     atomic_fetch_add(&race_calls[(intptr_t) arg], 1);
 }
 
+/* Answers every request the server holds. Each of the RACE requests
+ * reaches the handler, even one its client gave up on first (loopback
+ * delivers what was sent), and with pool the handler may run after every
+ * client callback did: the replier stops only once it answered all RACE
+ * (race_stop, the main thread's, only if the test failed before that). */
+static _Atomic int race_answered;
+
 static void *replier(void *arg)
 {
     (void) arg;
     int next = 0;
-    while (!atomic_load(&race_stop) || next < atomic_load(&held_count)) {
+    while (next < RACE && !atomic_load(&race_stop)) {
         if (next < atomic_load(&held_count)) {
             (void) opal_rpc_reply_send(held[next]);
             opal_rpc_req_decref(held[next]);
             ++next;
+            atomic_store(&race_answered, next);
         } else {
             /* valgrind runs one thread at a time: a pure spin starves
              * the thread it waits for. */
@@ -701,10 +709,17 @@ static bool race_all_done(void *arg)
     return true;
 }
 
+static bool race_all_answered(void *arg)
+{
+    (void) arg;
+    return RACE == atomic_load(&race_answered);
+}
+
 START_TEST(reply_timeout_abort_and_failure_race_completes_each_once)
 {
     opal_set_using_threads(true);
     atomic_store(&race_stop, false);
+    atomic_store(&race_answered, 0);
     for (int i = 0; i < RACE; ++i) {
         atomic_store(&race_reqs[i], NULL);
         atomic_store(&race_calls[i], 0);
@@ -727,10 +742,16 @@ START_TEST(reply_timeout_abort_and_failure_race_completes_each_once)
             (void) opal_rpc_peer_failed(ctx, NULL);
         }
     }
-    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 60000, race_all_done, NULL), OPAL_SUCCESS);
+    int done = opal_rpc_progress_cond(ctx, 60000, race_all_done, NULL);
+    /* The server's side: the handlers that run after their client was
+     * answered (or gave up) are replied to too, so the context ends
+     * empty. */
+    int answered_all = opal_rpc_progress_cond(ctx, 60000, race_all_answered, NULL);
     atomic_store(&race_stop, true);
     pthread_join(rt, NULL);
     pthread_join(at, NULL);
+    ck_assert_int_eq(done, OPAL_SUCCESS);
+    ck_assert_int_eq(answered_all, OPAL_SUCCESS);
     settle();
     for (int i = 0; i < RACE; ++i) {
         ck_assert_int_eq(atomic_load(&race_calls[i]), 1);
