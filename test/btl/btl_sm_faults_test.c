@@ -9,7 +9,6 @@
  */
 #include "opal/opal_config.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,25 +79,24 @@ static const char *small(const char *full, const char *under_valgrind)
     return opal_test_under_valgrind() ? under_valgrind : full;
 }
 
-/* Files of any btl/sm segment of this user left in /dev/shm. */
-static int shm_files(void)
+/* Files of the job's btl/sm segments left in /dev/shm, the job named by
+ * the prefix rank 0 printed ("rank 0 shm prefix [P]"). Only the job's
+ * own: make check -j runs other jobs of this user beside it. -1 when the
+ * rank did not say. */
+static int job_shm_files(const mcarun_run_t *run)
 {
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "opal-mca.%lu.", (unsigned long) geteuid());
-    DIR *dir = opendir("/dev/shm");
-    if (NULL == dir) {
-        return 0;
+    const char *at = NULL == run->out ? NULL : strstr(run->out, "rank 0 shm prefix [");
+    if (NULL == at) {
+        return -1;
     }
-    int n = 0;
-    struct dirent *e;
-    while (NULL != (e = readdir(dir))) {
-        if (0 == strncmp(e->d_name, prefix, strlen(prefix)) &&
-            NULL != strstr(e->d_name, "btl_sm.")) {
-            ++n;
-        }
+    at += strlen("rank 0 shm prefix [");
+    const char *end = strchr(at, ']');
+    char pattern[128];
+    if (NULL == end || end == at || (size_t) (end - at) > 64) {
+        return -1;
     }
-    closedir(dir);
-    return n;
+    snprintf(pattern, sizeof(pattern), "%.*sbtl_sm.", (int) (end - at), at);
+    return opal_test_shm_files(pattern);
 }
 
 static void expect_alltoall(mcarun_run_t *run, int np)
@@ -152,7 +150,6 @@ END_TEST
 
 START_TEST(killed_peer_is_reported_and_survivors_finish)
 {
-    int before = shm_files();
     mcarun_run_t run;
     JOB(&run, ARGS("-np", "3", "--oversubscribe", "--enable-recovery", "--mca", "btl", "self,sm"),
         ARGS("kill"));
@@ -165,7 +162,7 @@ START_TEST(killed_peer_is_reported_and_survivors_finish)
     EXPECT(&run, 2 == count(run.out, "unreachable, shm leftovers 0\n"));
     EXPECT(&run, 1 == count(run.out, "rank 0: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
     EXPECT(&run, 1 == count(run.out, "rank 1: error callback: flags 0x4 peer 2: sm: rank 2 (pid"));
-    EXPECT(&run, shm_files() <= before);
+    EXPECT(&run, 0 == job_shm_files(&run));
     mcarun_test_run_free(&run);
 }
 END_TEST

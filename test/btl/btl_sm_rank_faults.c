@@ -81,6 +81,12 @@ void sm_rank_case_kill(void)
     printf("rank %u kill ok: error callback for rank %u, sends to it unreachable, shm "
            "leftovers %d\n",
            sm_rank_me, victim, sm_rank_shm_leftovers());
+    /* The test looks for this job's files in /dev/shm after it ended:
+     * other jobs of this user may run at the same time. */
+    const char *prefix = getenv("OPAL_ORTE_SHM_PREFIX");
+    if (0 == sm_rank_me) {
+        printf("rank 0 shm prefix [%s]\n", NULL == prefix ? "" : prefix);
+    }
 }
 
 void sm_rank_case_fault(const char *kind)
