@@ -159,7 +159,8 @@ if step configure configure_in "$top/_build" && step build make -C "$top/_build"
         run_tests check "$top/_build" "gcc -O2" -j"$jobs" check OPAL_TEST_SLOW=1
     fi
     if [ $quick = no ]; then
-        run_tests valgrind "$top/_build" "valgrind" check-valgrind
+        # Two at a time: most run one process under valgrind (one core).
+        run_tests valgrind "$top/_build" "valgrind" -j"$jobs" check-valgrind
     fi
 fi
 
