@@ -85,11 +85,12 @@ static const char *small(const char *full, const char *under_valgrind)
  * rank did not say. */
 static int job_shm_files(const mcarun_run_t *run)
 {
-    const char *at = NULL == run->out ? NULL : strstr(run->out, "rank 0 shm prefix [");
+    static const char marker[] = "rank 0 shm prefix [";
+    const char *at = NULL == run->out ? NULL : strstr(run->out, marker);
     if (NULL == at) {
         return -1;
     }
-    at += strlen("rank 0 shm prefix [");
+    at += sizeof(marker) - 1;
     const char *end = strchr(at, ']');
     char pattern[128];
     if (NULL == end || end == at || (size_t) (end - at) > 64) {

@@ -83,8 +83,8 @@ void sm_rank_case_kill(void)
            sm_rank_me, victim, sm_rank_shm_leftovers());
     /* The test looks for this job's files in /dev/shm after it ended:
      * other jobs of this user may run at the same time. */
-    const char *prefix = getenv("OPAL_ORTE_SHM_PREFIX");
     if (0 == sm_rank_me) {
+        const char *prefix = getenv("OPAL_ORTE_SHM_PREFIX");
         printf("rank 0 shm prefix [%s]\n", NULL == prefix ? "" : prefix);
     }
 }
