@@ -261,15 +261,31 @@ else
     tl_fail "no /dev/shm file and no session directory left on either node"
 fi
 
-pids=$(awk '$1 == "pid" { print $3 }' "$cluster/cluster.state")
+daemons=$(awk '$1 == "pid" { print $2 ":" $3 }' "$cluster/cluster.state")
 prefix=$(awk '$1 == "netns" { print $2; exit }' "$cluster/cluster.state")
 prefix=${prefix%ctl}
 stop_cluster
-alive=
-for pid in $pids; do
-    # A zombie has ended (init reaps the daemons, whose starter is gone).
-    kill -0 "$pid" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != Z ] &&
-        alive="$alive $pid"
+# still_daemon NAME PID: PID is still that daemon (munged, slurmctld,
+# slurmd-node<i>), not ended (a zombie has: init reaps the daemons, whose
+# starter is gone) and not another process that got its pid since (pids
+# wrap at 32768 here, and make check -j2 runs other tests beside this one).
+still_daemon() {
+    kill -0 "$2" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$2/stat" 2>/dev/null)" != Z ] &&
+        [ "$(head -c 64 "/proc/$2/cmdline" 2>/dev/null | tr '\0' '\n' | head -n 1 |
+            xargs basename 2>/dev/null)" = "${1%%-*}" ]
+}
+# A process killed in a namespace's cleanup may take a moment to go.
+for _ in $(seq 20); do
+    alive=
+    for d in $daemons; do
+        still_daemon "${d%%:*}" "${d#*:}" && alive="$alive ${d#*:} (${d%%:*})"
+    done
+    [ -z "$alive" ] && break
+    sleep 0.1
+done
+for d in $daemons; do
+    still_daemon "${d%%:*}" "${d#*:}" &&
+        echo "    left: ${d%%:*} pid ${d#*:}: $(tr '\0' ' ' <"/proc/${d#*:}/cmdline" 2>/dev/null)"
 done
 ns_left=$(ip netns list 2>/dev/null | awk -v p="$prefix" 'index($1, p) == 1 { print $1 }')
 if [ -z "$alive" ] && [ -z "$ns_left" ] && [ ! -e "$cluster" ]; then
