@@ -24,15 +24,17 @@
 #                        server and client started separately)
 #   --windows LIST       requests in flight (default "1 16")
 #   --modes LIST         busy, blocking (default "busy blocking")
-#   --rounds N           rounds (default 5), each runs Mercury then ours
+#   --rounds N           rounds (default 5): rate runs Mercury then ours in
+#                        odd rounds, ours first in even ones; bw runs
+#                        hg_bw_read, ours, hg_bw_write
 #   --size N             argument bytes (default 8)
 #   --iterations N       RPCs per measurement (default 20000)
 #   --bw-sizes LIST      bw chunk sizes (default 64k,256k,1m,4m)
 #   --bw-iterations N    bw RPCs per size (default 100), each moving 64 chunks
 #
 # rate: hg_rate against opal_perf rpc-rate (null RPCs with an IOV of the
-# size). bw: hg_bw_read / hg_bw_write (the server's handler pulls /
-# pushes 64 chunks of the size from / into the client's bulk handle per
+# size). bw: hg_bw_read / hg_bw_write (the server's handler pushes /
+# pulls 64 chunks of the size into / from the client's bulk handle per
 # RPC, MB/s with -M) against opal_perf rpc-bw (the same, both directions),
 # busy polling. Servers run on core 0, clients on core 1; in every round
 # Mercury and ours alternate. The medians of the rounds, and the median of
@@ -66,7 +68,7 @@ while [ $# -gt 0 ]; do
         --tests) tests=$2; shift 2 ;;
         --bw-sizes) bw_sizes=$2; shift 2 ;;
         --bw-iterations) bw_iterations=$2; shift 2 ;;
-        -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compare-mercury-rpc.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         *) target=$1; shift ;;
     esac
@@ -226,9 +228,15 @@ for t in $transports; do
     for w in $windows; do
         for m in $modes; do
             : >"$work/m" && : >"$work/o" && : >"$work/r"
-            for _ in $(seq "$rounds"); do
-                a=$(mercury_rate "$t" "$w" "$m")
-                b=$(ours_rate "$t" "$w" "$m")
+            for round in $(seq "$rounds"); do
+                # Odd rounds Mercury first, even rounds ours first.
+                if [ $((round % 2)) -eq 1 ]; then
+                    a=$(mercury_rate "$t" "$w" "$m")
+                    b=$(ours_rate "$t" "$w" "$m")
+                else
+                    b=$(ours_rate "$t" "$w" "$m")
+                    a=$(mercury_rate "$t" "$w" "$m")
+                fi
                 echo "$a" >>"$work/m"
                 echo "$b" >>"$work/o"
                 ratio "$b" "$a" | grep -v n/a >>"$work/r"

@@ -1,6 +1,6 @@
 /*
  * Bulk pull bandwidth between two processes started alone, the way
- * Mercury's hg_bw_read moves data (one side pulls the other's handle):
+ * Mercury's hg_bw_write moves data (one side pulls the other's handle):
  *
  *   bulk_perf_pull server <info> <file>          e.g. ofi+shm, ofi+tcp
  *   bulk_perf_pull client <info> <file> [inflight] [seconds-per-size]

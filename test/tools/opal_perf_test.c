@@ -293,13 +293,19 @@ START_TEST(help_gives_the_codes_default_counts)
         {"bw and bibw", PERF_BW},
         {"rate", PERF_RATE},
         {"na-lat and rpc-lat", PERF_RPC_LAT},
-        {"na-put, na-get, bulk-pull, bulk-push and rpc-bw", PERF_RPC_BW},
     };
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); ++i) {
         expect_default(usage, commands[i].words, commands[i].command, perf_iterations,
                        "--iterations");
         expect_default(usage, commands[i].words, commands[i].command, perf_warmup, "--warmup");
     }
+    /* The transfers share their counts, but not their warmup: the bulk
+     * ones warm up as Mercury's hg_bw_read, the na ones as na_bw_get. */
+    expect_default(usage, "na-put, na-get, bulk-pull, bulk-push and rpc-bw", PERF_RPC_BW,
+                   perf_iterations, "--iterations");
+    expect_default(usage, "na-put and na-get", PERF_NA_GET, perf_warmup, "--warmup");
+    expect_default(usage, "bulk-pull, bulk-push and rpc-bw", PERF_RPC_BW, perf_warmup,
+                   "--warmup");
     /* The commands named together share their defaults, as the text says. */
     perf_options_t na_lat = {.command = PERF_NA_LAT, .iterations = -1, .warmup = -1};
     perf_options_t rpc_lat = {.command = PERF_RPC_LAT, .iterations = -1, .warmup = -1};
@@ -309,6 +315,10 @@ START_TEST(help_gives_the_codes_default_counts)
     perf_options_t rpc_bw = {.command = PERF_RPC_BW, .iterations = -1, .warmup = -1};
     ck_assert_int_eq(perf_iterations(&pull, 1), perf_iterations(&rpc_bw, 1));
     ck_assert_int_eq(perf_warmup(&pull, 1 << 20), perf_warmup(&rpc_bw, 1 << 20));
+    perf_options_t put = {.command = PERF_NA_PUT, .iterations = -1, .warmup = -1};
+    perf_options_t get = {.command = PERF_NA_GET, .iterations = -1, .warmup = -1};
+    ck_assert_int_eq(perf_warmup(&put, 1), perf_warmup(&get, 1));
+    ck_assert_int_eq(perf_warmup(&put, 1 << 20), perf_warmup(&get, 1 << 20));
     perf_options_t bw = {.command = PERF_BW, .iterations = -1, .warmup = -1};
     perf_options_t bibw = {.command = PERF_BIBW, .iterations = -1, .warmup = -1};
     ck_assert_int_eq(perf_iterations(&bw, 1), perf_iterations(&bibw, 1));

@@ -47,7 +47,7 @@ typedef enum {
     PERF_RPC_RATE,   /* null RPCs with a window in flight; RPC/s */
     PERF_RPC_SERVER, /* serves rpc-rate, rpc-lat and rpc-bw */
     PERF_RPC_LAT,    /* one RPC in flight echoing the size; round trip (us) */
-    PERF_RPC_BW,     /* the handler pulls / pushes a window of chunks (hg_bw_read / write) */
+    PERF_RPC_BW,     /* the handler pulls / pushes a window of chunks (hg_bw_read pushes) */
 } perf_command_t;
 
 /* True for the subcommands that run over na rather than the btl. */
