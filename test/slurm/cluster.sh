@@ -10,6 +10,10 @@
 #   test/slurm/cluster.sh stop DIR      end the daemons it started (by pid),
 #                                       remove the namespaces and DIR
 #   test/slurm/cluster.sh logs DIR      print the daemons' logs
+#   test/slurm/cluster.sh is-daemon NAME PID
+#                                       exit 0 when PID is still the daemon
+#                                       NAME (munged, slurmctld,
+#                                       slurmd-node<i>) that start recorded
 #
 #   controller  namespace <p>ctl  bridge mcabr0  10.78.0.254  host slurmctl
 #   node0       namespace <p>n0   eth0           10.78.0.1    host node0
@@ -116,6 +120,14 @@ install_missing() {
 # starter has exited waits for init to reap it).
 running() {
     kill -0 "$1" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+# is_daemon NAME PID: PID still runs the daemon NAME (munged, slurmctld,
+# slurmd-node<i>): not ended, and its command line is that daemon's, not
+# another process's that got the pid since (pids wrap at 32768 here).
+is_daemon() {
+    running "$2" && [ "$(head -c 64 "/proc/$2/cmdline" 2>/dev/null | tr '\0' '\n' |
+        head -n 1 | xargs basename 2>/dev/null)" = "${1%%-*}" ]
 }
 
 # The state file DIR/cluster.state records, one a line, what start made:
@@ -337,12 +349,7 @@ stop_all() {
     local what name pid pids=() ns
     while read -r what name pid; do
         [ "$what" = pid ] || continue
-        # Still the daemon started (munged, slurmctld, slurmd-node<i>),
-        # not another process that got its pid since it ended.
-        if running "$pid" && [ "$(head -c 64 "/proc/$pid/cmdline" 2>/dev/null | tr '\0' '\n' |
-            head -n 1 | xargs basename 2>/dev/null)" = "${name%%-*}" ]; then
-            pids+=("$pid")
-        fi
+        is_daemon "$name" "$pid" && pids+=("$pid")
     done <"$dir/cluster.state"
     # Reverse order: the slurmds, then slurmctld, then munged.
     local i
@@ -381,6 +388,11 @@ stop_all() {
     rm -rf "$dir"
 }
 
+if [ "${1:-}" = is-daemon ]; then
+    [ $# -eq 3 ] || usage
+    is_daemon "$2" "$3"
+    exit
+fi
 [ $# -ge 2 ] || usage
 cmd=$1
 dir=$2

@@ -265,14 +265,11 @@ daemons=$(awk '$1 == "pid" { print $2 ":" $3 }' "$cluster/cluster.state")
 prefix=$(awk '$1 == "netns" { print $2; exit }' "$cluster/cluster.state")
 prefix=${prefix%ctl}
 stop_cluster
-# still_daemon NAME PID: PID is still that daemon (munged, slurmctld,
-# slurmd-node<i>), not ended (a zombie has: init reaps the daemons, whose
-# starter is gone) and not another process that got its pid since (pids
-# wrap at 32768 here, and make check -j2 runs other tests beside this one).
+# still_daemon NAME PID: PID is still that daemon, as stop_all asks (not
+# ended, not another process that got its pid since: make check -j2 runs
+# other tests beside this one).
 still_daemon() {
-    kill -0 "$2" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$2/stat" 2>/dev/null)" != Z ] &&
-        [ "$(head -c 64 "/proc/$2/cmdline" 2>/dev/null | tr '\0' '\n' | head -n 1 |
-            xargs basename 2>/dev/null)" = "${1%%-*}" ]
+    bash "$here/cluster.sh" is-daemon "$1" "$2"
 }
 # A process killed in a namespace's cleanup may take a moment to go.
 for _ in $(seq 20); do
