@@ -108,7 +108,7 @@ mercury_rate() { # transport window mode
     case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | btltcp) na=ofi; proto=tcp ;; esac
     [ "$3" = busy ] && busy=-b
     (cd "$work" && rm -f port.cfg &&
-        { taskset -c 0 timeout 120 "$mbin/hg_perf_server" -c $na -p $proto $busy >server.log 2>&1 &
+        { taskset -c 0 timeout -k 5 120 "$mbin/hg_perf_server" -c $na -p $proto $busy >server.log 2>&1 &
           echo $! >server.pid; } &&
         for _ in $(seq 100); do [ -s port.cfg ] && break; sleep 0.1; done &&
         taskset -c 1 timeout 120 "$mbin/hg_rate" -c $na -p $proto $busy -x "$2" -y "$size" -z "$size" \
@@ -154,7 +154,7 @@ mercury_bw() { # transport tool
     local na proto
     case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | btltcp) na=ofi; proto=tcp ;; esac
     (cd "$work" && rm -f port.cfg &&
-        { taskset -c 0 timeout 300 "$mbin/hg_perf_server" -c $na -p $proto -b >server.log 2>&1 &
+        { taskset -c 0 timeout -k 5 300 "$mbin/hg_perf_server" -c $na -p $proto -b >server.log 2>&1 &
           echo $! >server.pid; } &&
         for _ in $(seq 100); do [ -s port.cfg ] && break; sleep 0.1; done &&
         taskset -c 1 timeout 300 "$mbin/$2" -c $na -p $proto -b -l "$bw_iterations" -w 64 -M \

@@ -166,6 +166,24 @@ rows() {
     grep -E '^[0-9]+ +[0-9.]+' "$1" | awk -v r="$round" '{print r, $1, $2}'
 }
 
+# stop_server: ends the server started as $spid (timeout's pid): SIGTERM,
+# then SIGKILL after 5 s. hg_perf_server once ignored SIGTERM after an
+# hg_bw_write run over tcp, and waiting for it hung the whole comparison.
+stop_server() {
+    kill "$spid" 2>/dev/null
+    local _
+    for _ in $(seq 50); do
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$spid" 2>/dev/null; then
+        echo "compare-mercury.sh: the server did not end on SIGTERM: SIGKILL" >&2
+        pkill -KILL -P "$spid" 2>/dev/null
+        kill -KILL "$spid" 2>/dev/null
+    fi
+    wait "$spid" 2>/dev/null
+}
+
 # merc_pair SERVER CLIENT CLIENT-ARGS -- COMMON-ARGS: one Mercury run in a
 # fresh directory (the server writes port.cfg there, the client reads it).
 spid=""
@@ -177,7 +195,7 @@ merc_pair() {
     common=("$@")
     local dir
     dir=$(mktemp -d "$work/m.XXXXXX")
-    (cd "$dir" && exec taskset -c 0 timeout 600 "$mbin/$server" "${common[@]}" >server.log 2>&1) &
+    (cd "$dir" && exec taskset -c 0 timeout -k 5 600 "$mbin/$server" "${common[@]}" >server.log 2>&1) &
     spid=$!
     local i
     for i in $(seq 1 200); do
@@ -188,8 +206,7 @@ merc_pair() {
     (cd "$dir" && taskset -c 1 timeout 600 "$mbin/$client" "${common[@]}" "${cargs[@]}" \
         >client.log 2>&1)
     local rc=$?
-    kill "$spid" 2>/dev/null
-    wait "$spid" 2>/dev/null
+    stop_server
     spid=""
     if [ $rc -ne 0 ]; then
         echo "compare-mercury.sh: Mercury $client ${common[*]} failed ($rc):" >&2
