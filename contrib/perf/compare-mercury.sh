@@ -270,15 +270,12 @@ merc_run() {
             merc_pair na_perf_server na_bw_get -l "$bw_iterations" -w 64 -M \
                 -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b
             ;;
-        bulk | push)
-            # Both against hg_bw_read: our pull (issue 19's pairing) and
-            # our push (the same move as its handler's).
-            merc_pair hg_perf_server hg_bw_read -l "$bw_iterations" -w 64 -M \
-                -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b
-            ;;
-        write)
-            merc_pair hg_perf_server hg_bw_write -l "$bw_iterations" -w 64 -M \
-                -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b
+        bulk | write | push)
+            # bulk and push against hg_bw_read: our pull (issue 19's
+            # pairing) and our push (the same move as its handler's);
+            # write against hg_bw_write (whose handler pulls, as ours).
+            merc_pair hg_perf_server "hg_bw_$([ write = "$t" ] && echo write || echo read)" \
+                -l "$bw_iterations" -w 64 -M -y "$min_bw" -z "$max_bw" -- $(merc_args "$tr") -b
             ;;
     esac >>"$work/$t.$tr.mercury" || true
 }
