@@ -566,8 +566,10 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
 }
 
 /* One round: loopback deliveries, the network, deadlines (when timers),
- * completions. Returns how many things happened. */
-static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms, bool timers)
+ * completions (polled: the network was just polled, by a wait that
+ * returned early). Returns how many things happened. */
+static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms, bool timers,
+                                  bool polled)
 {
     unsigned int events = 0;
     rpc_msg_t *m = NULL;
@@ -588,7 +590,12 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
     }
     if (NULL != ctx->na_ctx) {
         unsigned int count = 0;
-        (void) opal_na_poll(opal_rpc_engine.na, ctx->na_ctx, NULL);
+        /* A wait that just returned with completions has polled: another
+         * poll first would put one more system call (tcp's) between the
+         * message and its handler. */
+        if (!polled || !opal_na_trigger_pending(ctx->na_ctx)) {
+            (void) opal_na_poll(opal_rpc_engine.na, ctx->na_ctx, NULL);
+        }
         (void) opal_na_trigger(ctx->na_ctx, 0, &count);
         events += count;
     }
@@ -648,12 +655,14 @@ int opal_rpc_progress(opal_rpc_context_t *ctx, unsigned int timeout_ms)
         /* A spinning caller: reading the clock for the deadlines on every
          * round cost a third of a null RPC's time (clock_gettime in a
          * perf profile); every 16th round delays a timeout by microseconds. */
-        events = progress_once(ctx, &next_ms, 0 == (++ctx->rounds & 15));
+        events = progress_once(ctx, &next_ms, 0 == (++ctx->rounds & 15), false);
         progressing = outer;
         return events > 0 ? OPAL_SUCCESS : OPAL_ERR_TIMEOUT;
     }
+    bool polled = false;
     for (;;) {
-        events = progress_once(ctx, &next_ms, true);
+        events = progress_once(ctx, &next_ms, true, polled);
+        polled = false;
         if (events > 0) {
             break;
         }
@@ -670,7 +679,8 @@ int opal_rpc_progress(opal_rpc_context_t *ctx, unsigned int timeout_ms)
         if (NULL != ctx->na_ctx) {
             /* Loopback and other threads' completions do not wake the na
              * fd: wait in short slices. */
-            (void) opal_na_poll_wait(opal_rpc_engine.na, ctx->na_ctx, wait < 5 ? wait : 5, NULL);
+            polled = OPAL_SUCCESS == opal_na_poll_wait(opal_rpc_engine.na, ctx->na_ctx,
+                                                       wait < 5 ? wait : 5, NULL);
         } else {
             /* Always locked: the condition wait needs the mutex held. */
             opal_mutex_lock(&ctx->lock);
