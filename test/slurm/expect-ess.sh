@@ -27,12 +27,16 @@ complain() {
     bad=1
 }
 
-out=$($SRUN --mpi=pmix -N "$nodes" -n "$np" --ntasks-per-node="$per_node" \
-    "$program" --expect-size "$np" "$@" 2>&1)
-rc=$?
+# shellcheck source=shown-run.sh
+. "$(dirname "$0")/shown-run.sh"
+# $SRUN is a command line (cluster.sh run DIR srun): split on purpose.
+# shellcheck disable=SC2086
+shown_run srun $SRUN --mpi=pmix -N "$nodes" -n "$np" --ntasks-per-node="$per_node" \
+    "$program" --expect-size "$np" "$@"
+out=$shown_out rc=$shown_rc
 echo "$out" | sed 's/^/srun| /'
-ref=$($MCARUN -np "$np" --oversubscribe --bind-to none "$program" --expect-size "$np" "$@" 2>&1)
-mrc=$?
+shown_run mcarun "$MCARUN" -np "$np" --oversubscribe --bind-to none "$program" --expect-size "$np" "$@"
+ref=$shown_out mrc=$shown_rc
 [ $rc -eq 0 ] || complain "srun exited $rc"
 [ $mrc -eq 0 ] || { echo "$ref" | sed 's/^/mcarun| /'; complain "mcarun exited $mrc"; }
 

@@ -33,10 +33,14 @@ complain() {
 }
 # -K0: a rank that exits badly does not end the step at once (the killed
 # case's survivors finish); Slurm still ends it when a rank is killed.
-out=$(OPAL_MCA_btl=self,sm,ofi OPAL_MCA_ofi_provider_include='tcp;ofi_rxm' \
+# shellcheck source=shown-run.sh
+. "$(dirname "$0")/shown-run.sh"
+# $SRUN is a command line (cluster.sh run DIR srun): split on purpose.
+# shellcheck disable=SC2086
+shown_run srun env OPAL_MCA_btl=self,sm,ofi OPAL_MCA_ofi_provider_include='tcp;ofi_rxm' \
     $SRUN --mpi=pmix -K0 -N "$nodes" -n "$np" --ntasks-per-node="$per_node" \
-    "$BUILD/test/btl/btl_test_rank" "$case_name" "$@" 2>&1)
-rc=$?
+    "$BUILD/test/btl/btl_test_rank" "$case_name" "$@"
+out=$shown_out rc=$shown_rc
 echo "$out"
 victim=-1
 # srun_killed R: srun reported task R killed ("task R: Killed", or R in a
