@@ -101,19 +101,20 @@ tl_picture() {
 
 # tl_watch PID OUT: when the caller defines tl_on_hang, calls it with PID
 # (output to OUT) if PID is still running 20 s before the time limit (gdb
-# takes seconds a rank), so that a command about to be killed for taking
-# too long leaves a picture of what it was waiting for (a hook prints the
-# processes, the daemons' state).
-# Returns as soon as PID has ended.
+# takes seconds a rank; a limit under 80 s: at three quarters of it), so
+# that a command about to be killed for taking too long leaves a picture
+# of what it was waiting for (a hook prints the processes, the daemons'
+# state). Returns as soon as PID has ended.
 tl_watch() {
-    local pid=$1 out=$2 start=$SECONDS
+    local pid=$1 out=$2 start=$SECONDS at=$((tl_timeout - 20))
+    [ $at -lt $((tl_timeout * 3 / 4)) ] && at=$((tl_timeout * 3 / 4))
     # Checked every fifth of a second, so that a command that ends is not
     # kept waiting; the time read from the clock (SECONDS), not counted in
     # sleeps: on a loaded machine each round takes longer than its sleep, and
     # counting them let the limit pass before the picture was taken (a hang
     # in CI left no picture at all).
     while kill -0 "$pid" 2>/dev/null; do
-        if [ $((SECONDS - start)) -ge $((tl_timeout - 20)) ]; then
+        if [ $((SECONDS - start)) -ge $at ]; then
             echo "still running after $((SECONDS - start)) s, shortly before the time limit:"
             tl_on_hang "$pid"
             return
