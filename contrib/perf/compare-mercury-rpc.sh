@@ -11,7 +11,7 @@
 #                        contrib/perf/compare-mercury.sh builds Mercury into,
 #                        ${XDG_CACHE_HOME:-~/.cache}/opal-mca/mercury-2.4.1/build)
 #   --tests LIST         rate, bw (default "rate bw")
-#   --transports LIST    shm, sm, btl, tcp, btltcp (default "shm btl tcp btltcp"): Mercury
+#   --transports LIST    shm, sm, btl, tcp, net, btltcp (default "shm btl tcp btltcp"): Mercury
 #                        ofi+shm against our ofi+shm (the same transport);
 #                        sm: Mercury's own na+sm against our ofi+shm; btl:
 #                        Mercury's na+sm against our na/btl over btl/sm (both
@@ -19,7 +19,11 @@
 #                        runs as a 2-rank mcarun job bound to cores 0 and 1,
 #                        its blocking mode with btl_sm_blocking so that it
 #                        sleeps as Mercury's does); tcp: Mercury's ofi+tcp
-#                        against our ofi+tcp; btltcp: Mercury's ofi+tcp
+#                        against our ofi+tcp; net: Mercury's ofi+tcp
+#                        against our ofi+net (libfabric's native TCP RDM
+#                        provider, named tcp from libfabric 1.18 on, where
+#                        Mercury's ofi+tcp takes it; on 1.17 Mercury takes
+#                        tcp;ofi_rxm); btltcp: Mercury's ofi+tcp
 #                        against our na/btl over btl/tcp (our own sockets;
 #                        server and client started separately)
 #   --windows LIST       requests in flight (default "1 16")
@@ -108,7 +112,7 @@ trap cleanup EXIT
 # Runs Mercury's pair once; prints the rate (RPC/s) or nothing.
 mercury_rate() { # transport window mode
     local na proto busy=""
-    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | btltcp) na=ofi; proto=tcp ;; esac
+    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | net | btltcp) na=ofi; proto=tcp ;; esac
     [ "$3" = busy ] && busy=-b
     (cd "$work" && rm -f port.cfg &&
         { taskset -c 0 timeout -k 5 120 "$mbin/hg_perf_server" -c $na -p $proto $busy >server.log 2>&1 &
@@ -123,7 +127,7 @@ mercury_rate() { # transport window mode
 
 ours_rate() { # transport window mode
     local info blocking="" mca=()
-    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;;
+    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; net) info=ofi+net ;; btl) info=btl ;;
         btltcp) info=btl; mca=(--mca btl self,tcp) ;; esac
     [ "$3" = blocking ] && blocking=--blocking
     if [ btl = "$1" ]; then
@@ -155,7 +159,7 @@ bw_max=$(echo "$bw_bytes" | sort -n | tail -n 1)
 # Mercury's hg_bw_read or hg_bw_write once: its "size MB/s" rows.
 mercury_bw() { # transport tool
     local na proto
-    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | btltcp) na=ofi; proto=tcp ;; esac
+    case "$1" in shm) na=ofi; proto=shm ;; sm | btl) na=na; proto=sm ;; tcp | net | btltcp) na=ofi; proto=tcp ;; esac
     (cd "$work" && rm -f port.cfg &&
         { taskset -c 0 timeout -k 5 300 "$mbin/hg_perf_server" -c $na -p $proto -b >server.log 2>&1 &
           echo $! >server.pid; } &&
@@ -170,7 +174,7 @@ mercury_bw() { # transport tool
 # opal_perf rpc-bw once: its "size read write" rows.
 ours_bw() { # transport
     local info mca=()
-    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; btl) info=btl ;;
+    case "$1" in shm | sm) info=ofi+shm ;; tcp) info=ofi+tcp ;; net) info=ofi+net ;; btl) info=btl ;;
         btltcp) info=btl; mca=(--mca btl self,tcp) ;; esac
     if [ btl = "$1" ]; then
         taskset -c 0,1 timeout 300 "$mcarun" -np 2 --bind-to core "$opal_perf" rpc-bw --na btl \

@@ -1,6 +1,6 @@
 /*
  * na/ofi between classes of one process on one provider (NA_OFI_PROTO:
- * "tcp" or "shm"): lookup by URI, unexpected and expected messages,
+ * "tcp", "net" or "shm"): lookup by URI, unexpected and expected messages,
  * sizes and limits, cancel, memory handles and put / get, bad input.
  * A provider libfabric does not run here makes the program a SKIP.
  */
@@ -17,6 +17,22 @@
 #ifndef NA_OFI_PROTO
 #define NA_OFI_PROTO "tcp"
 #endif
+/* libfabric 1.17's net provider keeps copies of the fi_info it was opened
+ * with (fi_dupinfo inside the provider) past fi_close: about 2.5 KiB a
+ * class, allocated and lost inside libfabric, never by opal-mca (the same
+ * calls over tcp;ofi_rxm leak nothing). LeakSanitizer reads this list at
+ * start; it names libfabric alone and only this program's net build has
+ * it. */
+#if defined(NA_OFI_NET_LEAKS_IN_LIBFABRIC)
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfabric.so\n";
+}
+#endif
+
+/* The info string that opens a class: shm has no host to listen on. */
+#define NA_OFI_INFO (0 == strcmp(NA_OFI_PROTO, "shm") ? "ofi+shm" : "ofi+" NA_OFI_PROTO "://127.0.0.1")
 #define TIMEOUT 60
 
 static na_test_end_t server, client;
@@ -24,7 +40,7 @@ static na_test_end_t server, client;
 static void pair_open(void)
 {
     na_test_init();
-    const char *info = 0 == strcmp(NA_OFI_PROTO, "tcp") ? "ofi+tcp://127.0.0.1" : "ofi+shm";
+    const char *info = NA_OFI_INFO;
     ck_assert_int_eq(na_test_open(info, &server), OPAL_SUCCESS);
     ck_assert_int_eq(na_test_open(info, &client), OPAL_SUCCESS);
 }
@@ -96,7 +112,7 @@ START_TEST(expected_messages_match_source_and_tag_in_order_even_when_early)
 {
     pair_open();
     na_test_end_t other;
-    const char *info = 0 == strcmp(NA_OFI_PROTO, "tcp") ? "ofi+tcp://127.0.0.1" : "ofi+shm";
+    const char *info = NA_OFI_INFO;
     ck_assert_int_eq(na_test_open(info, &other), OPAL_SUCCESS);
     opal_na_addr_t *to_server = lookup_server();
     char *suri = na_test_uri(&server);
@@ -173,7 +189,7 @@ START_TEST(unexpected_messages_from_several_senders_all_arrive_in_order_per_send
     enum { SENDERS = 4, EACH = 50 };
     na_test_end_t senders[SENDERS];
     opal_na_addr_t *to[SENDERS];
-    const char *info = 0 == strcmp(NA_OFI_PROTO, "tcp") ? "ofi+tcp://127.0.0.1" : "ofi+shm";
+    const char *info = NA_OFI_INFO;
     char *suri = na_test_uri(&server);
     for (int s = 0; s < SENDERS; ++s) {
         ck_assert_int_eq(na_test_open(info, &senders[s]), OPAL_SUCCESS);
@@ -638,12 +654,26 @@ START_TEST(a_message_larger_than_its_receive_completes_truncated_with_its_first_
 }
 END_TEST
 
+/* net is left out of the default ofi_provider_exclude's search but taken
+ * when an info string names it; an exclude list the user sets still
+ * refuses it. */
+START_TEST(a_user_exclude_list_still_refuses_the_named_provider)
+{
+    setenv("OPAL_MCA_ofi_provider_exclude", NA_OFI_PROTO, 1);
+    na_test_init();
+    na_test_end_t end;
+    ck_assert_int_ne(na_test_open(NA_OFI_INFO, &end), OPAL_SUCCESS);
+    na_test_fini();
+    unsetenv("OPAL_MCA_ofi_provider_exclude");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("na_ofi_" NA_OFI_PROTO);
     na_test_init();
     na_test_end_t probe;
-    const char *info = 0 == strcmp(NA_OFI_PROTO, "tcp") ? "ofi+tcp://127.0.0.1" : "ofi+shm";
+    const char *info = NA_OFI_INFO;
     if (OPAL_SUCCESS != na_test_open(info, &probe)) {
         printf("SKIP: libfabric's %s provider does not run here\n", NA_OFI_PROTO);
         na_test_fini();
@@ -662,5 +692,8 @@ int main(void)
     OPAL_TEST_ADD(s, a_put_into_a_read_only_handle_is_refused);
     OPAL_TEST_ADD(s, a_canceled_pending_transfer_completes_once_as_canceled);
     OPAL_TEST_ADD(s, malformed_uris_and_blobs_are_refused);
+    if (0 != strcmp(NA_OFI_PROTO, "shm")) {
+        OPAL_TEST_ADD(s, a_user_exclude_list_still_refuses_the_named_provider);
+    }
     return opal_test_run(s);
 }

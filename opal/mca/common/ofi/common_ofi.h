@@ -132,7 +132,9 @@ typedef struct opal_common_ofi_want_t {
      * FI_THREAD_SAFE. */
     enum fi_threading threading;
     /* NULL, or the one provider to take ("tcp;ofi_rxm"): na/ofi's info
-     * string names it (the ofi_* lists still apply). */
+     * string names it (the ofi_* lists still apply, except that the
+     * default ofi_provider_exclude does not refuse a provider named here
+     * by its whole name: "ofi+net" gets net). */
     const char *prov_name;
     /* NULL, or where to listen (fi_getinfo's node and service with
      * FI_SOURCE): na/ofi's "ofi+tcp://host:port". */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/runtime/opal_proc.h"
 #include "opal/util/opal_argv.h"
@@ -312,6 +313,16 @@ static char *reasons_text(const reasons_t *r)
     return text;
 }
 
+/* Whether ofi_provider_exclude still has its default value (no file,
+ * environment or command line set it). */
+static bool exclude_is_default(void)
+{
+    const mca_base_var_t *var = NULL;
+    int index = mca_base_var_find("opal", "ofi", NULL, "provider_exclude");
+    return index >= 0 && OPAL_SUCCESS == mca_base_var_get(index, &var) &&
+           MCA_BASE_VAR_SOURCE_DEFAULT == var->mbv_source;
+}
+
 /* Whether info can be used; when not, *reasons gets why. values are the
  * ofi_* variables' current values (NULL: unset). */
 static bool usable(const opal_common_ofi_want_t *want, const struct fi_info *info,
@@ -322,7 +333,12 @@ static bool usable(const opal_common_ofi_want_t *want, const struct fi_info *inf
         add_reason(reasons, info, "not in ofi_provider_include=%s", values[0]);
         return false;
     }
-    if (NULL != values[1] && opal_common_ofi_provider_listed(values[1], prov, NULL)) {
+    /* The default exclude list keeps the net provider out of a search over
+     * every provider; a component that names net itself (na/ofi's
+     * "ofi+net") gets it, unless the user set the list. */
+    bool named = NULL != want->prov_name && 0 == strcmp(want->prov_name, prov);
+    if (NULL != values[1] && !(named && exclude_is_default()) &&
+        opal_common_ofi_provider_listed(values[1], prov, NULL)) {
         add_reason(reasons, info, "excluded by ofi_provider_exclude=%s", values[1]);
         return false;
     }

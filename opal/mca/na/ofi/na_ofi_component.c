@@ -85,7 +85,7 @@ opal_na_ofi_component_t mca_na_ofi_component = {
                      * (see btl/ofi and opal_common_ofi_load). */
                     .mca_component_flags = MCA_BASE_COMPONENT_FLAG_ALWAYS_LOADED,
                 },
-            .na_protocols = "ofi+<tcp|shm|udp|verbs>[://host[:port]]",
+            .na_protocols = "ofi+<tcp|net|shm|udp|verbs>[://host[:port]]",
             .na_check_protocol = ofi_check_protocol,
             .na_ops = &ofi_ops,
         },
@@ -100,6 +100,10 @@ static const struct {
     {"shm", "shm"},
     {"udp", "udp;ofi_rxd"},
     {"verbs", "verbs;ofi_rxm"},
+    /* libfabric's native TCP RDM provider (called "tcp" from 1.18 on, what
+     * Mercury's ofi+tcp takes there); left out of the common search by the
+     * default ofi_provider_exclude, taken when named. */
+    {"net", "net"},
 };
 #define NPROTOCOLS (sizeof(protocols) / sizeof(protocols[0]))
 
