@@ -44,7 +44,8 @@ static const ofi_var_t ofi_vars[] = {
      "sockets,net", 0, OPAL_INFO_LVL_1,
      "Comma list of libfabric providers never used (names or layers as for "
      "ofi_provider_include); the default leaves out the deprecated sockets provider and the "
-     "experimental net provider"},
+     "experimental net provider (which na/ofi still opens when an info string names it: "
+     "ofi+net)"},
     {"domain_include", MCA_BASE_VAR_TYPE_STRING, &opal_common_ofi_vars.domain_include, NULL, 0,
      OPAL_INFO_LVL_3,
      "Comma list of libfabric domains that may be used (eth0, mlx5_0, shm: the domain names "
