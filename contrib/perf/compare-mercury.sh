@@ -12,9 +12,12 @@
 #   --mercury-build DIR  a Mercury build tree to use as it is (its bin/)
 #   --cache DIR          where Mercury is built (default
 #                        ${XDG_CACHE_HOME:-~/.cache}/opal-mca/mercury-2.4.1)
-#   --transports LIST    sm, tcp, btltcp (default "sm tcp btltcp"): Mercury
-#                        na+sm against na/btl over btl/sm, Mercury ofi+tcp
-#                        against na/ofi ofi+tcp, and Mercury ofi+tcp against
+#   --transports LIST    sm, tcp, net, btltcp (default "sm tcp btltcp"):
+#                        Mercury na+sm against na/btl over btl/sm, Mercury
+#                        ofi+tcp against na/ofi ofi+tcp, Mercury ofi+tcp
+#                        against na/ofi ofi+net (libfabric's native TCP
+#                        provider: what Mercury's ofi+tcp takes from
+#                        libfabric 1.18 on), and Mercury ofi+tcp against
 #                        na/btl over btl/tcp (our own sockets)
 #   --tests LIST         lat, get, bulk, write, push (default "lat get
 #                        bulk write push")
@@ -78,7 +81,7 @@ for n in "$rounds" "$iterations"; do
     case "$n" in '' | *[!0-9]* | 0) echo "compare-mercury.sh: --rounds / --iterations need a positive number" >&2; exit 2 ;; esac
 done
 for t in $transports; do
-    case "$t" in sm | tcp | btltcp) ;; *) echo "compare-mercury.sh: transport '$t' is not sm, tcp or btltcp" >&2; exit 2 ;; esac
+    case "$t" in sm | tcp | net | btltcp) ;; *) echo "compare-mercury.sh: transport '$t' is not sm, tcp, net or btltcp" >&2; exit 2 ;; esac
 done
 for t in $tests; do
     case "$t" in lat | get | bulk | write | push) ;; *) echo "compare-mercury.sh: test '$t' is not lat, get, bulk, write or push" >&2; exit 2 ;; esac
@@ -248,10 +251,10 @@ ours_pair() {
 }
 
 merc_args() { # the transport's Mercury options
-    case "$1" in sm) echo "-c na -p sm" ;; tcp | btltcp) echo "-c ofi -p tcp" ;; esac
+    case "$1" in sm) echo "-c na -p sm" ;; tcp | net | btltcp) echo "-c ofi -p tcp" ;; esac
 }
 ours_na() {
-    case "$1" in sm | btltcp) echo btl ;; tcp) echo ofi+tcp ;; esac
+    case "$1" in sm | btltcp) echo btl ;; tcp) echo ofi+tcp ;; net) echo ofi+net ;; esac
 }
 
 echo "== compare-mercury: opal-mca na / bulk against Mercury 2.4.1's perf tools"
