@@ -324,9 +324,10 @@ static bool exclude_is_default(void)
 }
 
 /* Whether info can be used; when not, *reasons gets why. values are the
- * ofi_* variables' current values (NULL: unset). */
+ * ofi_* variables' current values (NULL: unset); exclude_default says
+ * whether ofi_provider_exclude's is its default. */
 static bool usable(const opal_common_ofi_want_t *want, const struct fi_info *info,
-                   char *const values[4], reasons_t *reasons)
+                   char *const values[4], bool exclude_default, reasons_t *reasons)
 {
     const char *prov = info->fabric_attr->prov_name;
     if (NULL != values[0] && !opal_common_ofi_provider_listed(values[0], prov, NULL)) {
@@ -337,7 +338,7 @@ static bool usable(const opal_common_ofi_want_t *want, const struct fi_info *inf
      * every provider; a component that names net itself (na/ofi's
      * "ofi+net") gets it, unless the user set the list. */
     bool named = NULL != want->prov_name && 0 == strcmp(want->prov_name, prov);
-    if (NULL != values[1] && !(named && exclude_is_default()) &&
+    if (NULL != values[1] && !(named && exclude_default) &&
         opal_common_ofi_provider_listed(values[1], prov, NULL)) {
         add_reason(reasons, info, "excluded by ofi_provider_exclude=%s", values[1]);
         return false;
@@ -508,6 +509,7 @@ int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struc
     for (int i = 0; i < 4; ++i) {
         values[i] = opal_common_ofi_var_value(names[i]);
     }
+    const bool exclude_default = exclude_is_default();
     size_universe(output);
     int rc = get_lists(want, lists, &nlists, why);
     if (OPAL_SUCCESS != rc) {
@@ -538,7 +540,7 @@ int opal_common_ofi_choose(const opal_common_ofi_want_t *want, int output, struc
         for (size_t c = 0; c < ncands && !dup; ++c) {
             dup = same_choice(cands[c].info, best);
         }
-        if (dup || !usable(want, best, values, &reasons)) {
+        if (dup || !usable(want, best, values, exclude_default, &reasons)) {
             continue;
         }
         int index = 0;
