@@ -45,6 +45,11 @@
 # back to back) are printed, then issue 19's targets: latency 8-512 B
 # at most 0.5x over shared memory and 1.0x over tcp; bulk 64 KiB - 4 MiB
 # at least 1.2x on both (reported for all three pairings).
+# With lat over sm, every round also runs contrib/perf/sm_floor.c (built
+# with cc into the work directory): the same ping-pong between two
+# processes with no library at all, on the same cores. Its table puts
+# both latencies over that floor, which the host's moving of the cores
+# shifts for all three alike.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -72,7 +77,7 @@ while [ $# -gt 0 ]; do
         --bw-sizes) bw_sizes=$2; shift 2 ;;
         --iterations) iterations=$2; shift 2 ;;
         --no-deps) deps=no; shift ;;
-        -h | --help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "compare-mercury.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
         *) target=$1; shift ;;
     esac
@@ -154,6 +159,20 @@ to_bytes() {
     printf '%s ' "${out[@]}"
 }
 lat_bytes=$(to_bytes "$lat_sizes")
+
+# The shared-memory floor (lat over sm): built once, skipped with a line
+# saying why when there is no C compiler or it does not build.
+floor=""
+case " $tests " in *" lat "*)
+    case " $transports " in *" sm "*)
+        if ${CC:-cc} -std=c11 -O2 -o "$work/sm_floor" "$here/sm_floor.c" 2>"$work/sm_floor.log"; then
+            floor=$work/sm_floor
+        else
+            echo "compare-mercury.sh: sm_floor.c did not build with ${CC:-cc}; no floor:" >&2
+            sed 's/^/    /' "$work/sm_floor.log" >&2
+        fi ;;
+    esac ;;
+esac
 bw_bytes=$(to_bytes "$bw_sizes")
 max_bw=0
 min_bw=
@@ -297,6 +316,20 @@ ours_run() {
     esac >>"$work/$t.$tr.ours" || true
 }
 
+# floor_run: one round of the shared-memory floor, the sizes and cores of
+# lat over sm.
+floor_run() {
+    local out
+    out=$(mktemp "$work/f.XXXXXX")
+    if timeout 600 "$floor" --sizes "$(printf '%s\n' "$lat_bytes" | xargs | tr ' ' ,)" --iterations "$iterations" --cores 0,1 \
+        >"$out" 2>&1; then
+        rows "$out" >>"$work/lat.sm.floor"
+    else
+        echo "compare-mercury.sh: sm_floor failed:" >&2
+        tail -n 8 "$out" | sed 's/^/    /' >&2
+    fi
+}
+
 # Odd rounds run Mercury first, even rounds ours first: a drift of the
 # host within a round (the cores moved, another load) favours neither.
 for round in $(seq 1 "$rounds"); do
@@ -308,6 +341,9 @@ for round in $(seq 1 "$rounds"); do
             else
                 ours_run "$t" "$tr"
                 merc_run "$t" "$tr"
+            fi
+            if [ "$t$tr" = latsm ] && [ -n "$floor" ]; then
+                floor_run
             fi
         done
     done
@@ -379,12 +415,30 @@ report() { # TEST TRANSPORT UNIT SIZES TARGET-KIND TARGET LOW HIGH
         "${worst:--}" "$verdict")")
 }
 
+# report_floor: the floor's medians and, per size, the medians of the
+# rounds' Mercury / floor and ours / floor.
+report_floor() {
+    [ -f "$work/lat.sm.floor" ] || return 0
+    printf '\n%-8s %-4s %10s %16s %16s %16s\n' floor sm size "floor us" "Mercury / floor" \
+        "ours / floor"
+    local s f m o
+    for s in $lat_bytes; do
+        f=$(median "$work/lat.sm.floor" "$s")
+        m=$(ratio_median "$work/lat.sm.floor" "$work/lat.sm.mercury" "$s")
+        o=$(ratio_median "$work/lat.sm.floor" "$work/lat.sm.ours" "$s")
+        [ "$m" = - ] || m=$(awk -v r="$m" 'BEGIN { printf "%.1f", r }')
+        [ "$o" = - ] || o=$(awk -v r="$o" 'BEGIN { printf "%.1f", r }')
+        printf '%-8s %-4s %10s %16s %16s %16s\n' "" "" "$s" "$f" "$m" "$o"
+    done
+}
+
 for tr in $transports; do
     for t in $tests; do
         case "$t" in
             lat)
                 goal=$([ "$tr" = sm ] && echo 0.5 || echo 1.0)
-                report lat "$tr" "us" "$lat_bytes" max "$goal" 8 512 ;;
+                report lat "$tr" "us" "$lat_bytes" max "$goal" 8 512
+                [ "$tr" != sm ] || report_floor ;;
             get) report get "$tr" "MB/s" "$bw_bytes" min "" 0 0 ;;
             bulk) report bulk "$tr" "MB/s" "$bw_bytes" min 1.2 65536 4194304 ;;
             write) report write "$tr" "MB/s" "$bw_bytes" min 1.2 65536 4194304 ;;
