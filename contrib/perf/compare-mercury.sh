@@ -167,6 +167,8 @@ case " $tests " in *" lat "*)
     case " $transports " in *" sm "*)
         if ${CC:-cc} -std=c11 -O2 -o "$work/sm_floor" "$here/sm_floor.c" 2>"$work/sm_floor.log"; then
             floor=$work/sm_floor
+            floor_sizes=${lat_bytes% } # to_bytes' list, comma-separated
+            floor_sizes=${floor_sizes// /,}
         else
             echo "compare-mercury.sh: sm_floor.c did not build with ${CC:-cc}; no floor:" >&2
             sed 's/^/    /' "$work/sm_floor.log" >&2
@@ -321,8 +323,7 @@ ours_run() {
 floor_run() {
     local out
     out=$(mktemp "$work/f.XXXXXX")
-    if timeout 600 "$floor" --sizes "$(printf '%s\n' "$lat_bytes" | xargs | tr ' ' ,)" --iterations "$iterations" --cores 0,1 \
-        >"$out" 2>&1; then
+    if timeout 600 "$floor" --sizes "$floor_sizes" --iterations "$iterations" --cores 0,1 >"$out" 2>&1; then
         rows "$out" >>"$work/lat.sm.floor"
     else
         echo "compare-mercury.sh: sm_floor failed:" >&2
@@ -342,7 +343,7 @@ for round in $(seq 1 "$rounds"); do
                 ours_run "$t" "$tr"
                 merc_run "$t" "$tr"
             fi
-            if [ "$t$tr" = latsm ] && [ -n "$floor" ]; then
+            if [ "$t" = lat ] && [ "$tr" = sm ] && [ -n "$floor" ]; then
                 floor_run
             fi
         done
