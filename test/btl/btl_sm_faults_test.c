@@ -299,6 +299,79 @@ START_TEST(a_shared_transfer_never_waits_for_a_stopped_peer)
 }
 END_TEST
 
+/* Rank r's "gathered put/get: N in C CMA calls" (btl_base_verbose 10);
+ * false when a rank did not say. */
+static bool gathered_stats(const mcarun_run_t *run, int np, unsigned long ops[],
+                           unsigned long calls[])
+{
+    int n = 0;
+    for (int stream = 0; stream < 2; ++stream) {
+        const char *p = 0 == stream ? run->out : run->err;
+        while (n < np && NULL != p && NULL != (p = strstr(p, "gathered put/get: "))) {
+            p += strlen("gathered put/get: ");
+            if (2 == sscanf(p, "%lu in %lu CMA calls", &ops[n], &calls[n])) {
+                ++n;
+            }
+        }
+    }
+    return n == np;
+}
+
+/* btl_sm_rank's rdma case: put / get at offsets and sizes, refusals, and
+ * 150 gets then 150 puts with a get among them, none waited for before
+ * the last was posted; every rank checks every byte it read and was
+ * written. */
+static void rdma_job(mcarun_run_t *run, const char *batch, unsigned long ops[3],
+                     unsigned long calls[3])
+{
+    JOB(run,
+        ARGS("-np", "3", "--oversubscribe", "--mca", "btl", "self,sm", "--mca", "btl_base_verbose",
+             "10", "--mca", "btl_sm_cma_batch", batch),
+        ARGS("rdma"));
+    EXPECT(run, 0 == run->status);
+    for (int r = 0; r < 3; ++r) {
+        char line[32];
+        snprintf(line, sizeof(line), "rank %d rdma ok", r);
+        EXPECT(run, 1 == count(run->out, line));
+    }
+    EXPECT(run, gathered_stats(run, 3, ops, calls));
+}
+
+START_TEST(put_and_get_in_flight_go_together_in_few_cma_calls)
+{
+    mcarun_run_t run;
+    unsigned long ops[3] = {0}, calls[3] = {0};
+    rdma_job(&run, "64", ops, calls);
+    for (int r = 0; r < 3; ++r) {
+        /* The 301 in flight and the 7 small single ones went that way,
+         * in at most 64 a call: 3 calls for the gets, 5 for the puts and
+         * the get among them, one per single operation. */
+        EXPECT(&run, ops[r] >= 301 && ops[r] < 320);
+        EXPECT(&run, calls[r] >= 7 && calls[r] * 10 < ops[r]);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
+START_TEST(put_and_get_in_flight_with_small_batches_or_none_give_the_same_bytes)
+{
+    mcarun_run_t run;
+    unsigned long ops[3] = {0}, calls[3] = {0};
+    /* Batches of 5: a full one goes out inside the next put / get call. */
+    rdma_job(&run, "5", ops, calls);
+    for (int r = 0; r < 3; ++r) {
+        EXPECT(&run, ops[r] >= 301 && calls[r] >= 61 && calls[r] < ops[r]);
+    }
+    mcarun_test_run_free(&run);
+    /* 1: each copied in its own call, as before gathering. */
+    rdma_job(&run, "1", ops, calls);
+    for (int r = 0; r < 3; ++r) {
+        EXPECT(&run, 0 == ops[r] && 0 == calls[r]);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(blocking_receiver_sleeps_and_wakes)
 {
     mcarun_run_t run;
@@ -364,6 +437,8 @@ int main(void)
     OPAL_TEST_ADD(s, scribbled_shared_put_get_names_the_peer);
     OPAL_TEST_ADD(s, a_large_put_and_get_are_shared_with_a_peer_that_progresses);
     OPAL_TEST_ADD(s, a_shared_transfer_never_waits_for_a_stopped_peer);
+    OPAL_TEST_ADD(s, put_and_get_in_flight_go_together_in_few_cma_calls);
+    OPAL_TEST_ADD(s, put_and_get_in_flight_with_small_batches_or_none_give_the_same_bytes);
     OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
     OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
     OPAL_TEST_ADD(s, peer_with_a_private_dev_shm_is_not_claimed);

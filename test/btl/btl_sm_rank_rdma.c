@@ -21,6 +21,7 @@
 #define WRITE_SIZE ((size_t) 1 << 20)
 
 static volatile uint64_t completions;
+static volatile uint64_t failures;
 static volatile int last_status;
 
 static void rdma_cb(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -34,6 +35,9 @@ static void rdma_cb(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     (void) context;
     (void) cbdata;
     last_status = status;
+    if (OPAL_SUCCESS != status) {
+        failures = failures + 1;
+    }
     completions = completions + 1;
 }
 
@@ -158,6 +162,67 @@ void sm_rank_case_rdma(void)
     if (OPAL_ERR_BAD_PARAM != rc) {
         sm_rank_fail("get from a write-only region: %s, not Bad parameter", opal_strerror(rc));
     }
+    /* Many at once below btl_sm_split_min, none waited for before the
+     * last is posted: gathered into CMA calls of up to btl_sm_cma_batch
+     * (a full batch goes out inside the next call, a change of direction
+     * too), each completed once with its own bytes. */
+    enum { MANY = 150, MANY_MAX = 20000, MANY_PUT = 1000, MANY_PUT_AT = 400000 };
+    size_t many_off[MANY], many_at[MANY];
+    uint64_t first = completions, failed = failures;
+    memset(local, 0xee, READ_SIZE + 64);
+    for (size_t k = 0, at = 0; k < MANY; ++k) {
+        size_t len = (k * 7919) % MANY_MAX;
+        many_off[k] = (k * 104729) % (READ_SIZE - MANY_MAX);
+        many_at[k] = at;
+        rc = btl->btl_get(btl, ep, local + at, raddr + many_off[k], lh, trh, len, 0,
+                          MCA_BTL_NO_ORDER, rdma_cb, NULL, NULL);
+        if (OPAL_SUCCESS != rc) {
+            sm_rank_fail("get %zu of %d in flight: %s", k, MANY, opal_strerror(rc));
+        }
+        at += len;
+    }
+    sm_rank_wait(&completions, first + MANY, "gets in flight");
+    if (failures != failed || completions != first + MANY) {
+        sm_rank_fail("%" PRIu64 " of %d gets in flight failed, %" PRIu64 " completions",
+                     (uint64_t) (failures - failed), MANY, (uint64_t) (completions - first));
+    }
+    for (size_t k = 0; k < MANY; ++k) {
+        size_t len = (k * 7919) % MANY_MAX;
+        for (size_t i = 0; i < len; ++i) {
+            if (local[many_at[k] + i] != read_pattern(target, many_off[k] + i)) {
+                sm_rank_fail("get %zu of %d in flight (%zu bytes at %zu): byte %zu wrong", k, MANY,
+                             len, many_off[k], i);
+            }
+        }
+    }
+    first = completions;
+    for (size_t k = 0; k < MANY; ++k) {
+        size_t len = (k * 37) % MANY_PUT, off = MANY_PUT_AT + k * MANY_PUT;
+        uint8_t *src = local + k * MANY_PUT;
+        for (size_t i = 0; i < len; ++i) {
+            src[i] = write_pattern(me, off + i);
+        }
+        rc = btl->btl_put(btl, ep, src, waddr + off, lh, twh, len, 0, MCA_BTL_NO_ORDER, rdma_cb,
+                          NULL, NULL);
+        if (OPAL_SUCCESS == rc && MANY / 2 == k) {
+            /* A get between the puts. */
+            rc = btl->btl_get(btl, ep, local + READ_SIZE - 4096, raddr + 77, lh, trh, 4096, 0,
+                              MCA_BTL_NO_ORDER, rdma_cb, NULL, NULL);
+        }
+        if (OPAL_SUCCESS != rc) {
+            sm_rank_fail("put %zu of %d in flight: %s", k, MANY, opal_strerror(rc));
+        }
+    }
+    sm_rank_wait(&completions, first + MANY + 1, "puts in flight");
+    if (failures != failed || completions != first + MANY + 1) {
+        sm_rank_fail("puts in flight: %" PRIu64 " failed, %" PRIu64 " completions of %d",
+                     (uint64_t) (failures - failed), (uint64_t) (completions - first), MANY + 1);
+    }
+    for (size_t i = 0; i < 4096; ++i) {
+        if (local[READ_SIZE - 4096 + i] != read_pattern(target, 77 + i)) {
+            sm_rank_fail("the get between puts in flight: byte %zu wrong", i);
+        }
+    }
     /* Puts into the target's writable buffer, then tell it. */
     static const size_t puts[][2] = {{0, 1000}, {5000, 65539}, {WRITE_SIZE - 3, 3}, {200000, 0}};
     for (size_t p = 0; p < sizeof(puts) / sizeof(puts[0]); ++p) {
@@ -179,6 +244,14 @@ void sm_rank_case_rdma(void)
         sm_rank_fail("sending put-done");
     }
     sm_rank_wait32(&sm_rank_ctrl_count[source][SM_CTRL_PUT_DONE], 1, "put-done");
+    for (size_t k = 0; k < MANY; ++k) {
+        size_t len = (k * 37) % MANY_PUT, off = MANY_PUT_AT + k * MANY_PUT;
+        for (size_t i = 0; i < len; ++i) {
+            if (writable[off + i] != write_pattern(source, off + i)) {
+                sm_rank_fail("byte %zu of put %zu in flight from rank %u is wrong", i, k, source);
+            }
+        }
+    }
     for (size_t p = 0; p < sizeof(puts) / sizeof(puts[0]); ++p) {
         for (size_t i = 0; i < puts[p][1]; ++i) {
             size_t at = puts[p][0] + i;

@@ -65,6 +65,9 @@ enum {
 /* The component (const, as every component) and its variables. */
 OPAL_DECLSPEC extern const mca_btl_base_component_t mca_btl_sm_component;
 
+/* Most put / get gathered into one CMA call (btl_sm_cma_batch). */
+#define SM_CMA_BATCH_MAX 64
+
 typedef struct mca_btl_sm_params_t {
     /* Variables (btl_sm_<name>). */
     unsigned fifo_size;      /* slots in the receive FIFO */
@@ -80,6 +83,7 @@ typedef struct mca_btl_sm_params_t {
     unsigned rdma_ops;    /* emulated put / get in flight */
     size_t split_min;     /* put / get of at least this many bytes are shared; 0: never */
     unsigned split_parts; /* slices of a shared put / get */
+    unsigned cma_batch;   /* put / get below split_min gathered into one CMA call; 1: none */
     int fault_inject;     /* SM_FAULT_* (tests) */
     unsigned fault_after;
 
@@ -258,6 +262,12 @@ typedef struct mca_btl_sm_module_t {
     uint64_t split_slices_helped;             /* slices of ours a peer copied */
     opal_atomic_uint64_t split_slices_served; /* slices of peers' we copied */
 
+    /* Put / get below split_min gathered for one CMA call (btl_sm_rdma.c):
+     * how many wait, read by progress without the lock. */
+    opal_atomic_uint32_t cma_batched;
+    uint64_t cma_gathered; /* put / get that went that way */
+    uint64_t cma_calls;    /* and the CMA calls that copied them (verbose at finalize) */
+
     /* Progress bookkeeping. */
     uint32_t poll_count;
     uint64_t next_liveness_ns;
@@ -400,6 +410,9 @@ int mca_btl_sm_cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t r
                         bool is_get);
 /* CMA was refused with ep (errno err): it is not tried again with this
  * peer, and the operation goes through the emulation. Lock not held. */
+/* Copies the put / get gathered for one CMA call and runs their callbacks
+ * (called without the lock); returns how many completed. */
+int mca_btl_sm_cma_flush(void);
 int mca_btl_sm_rdma_fallback(mca_btl_sm_endpoint_t *ep, int err, bool is_get, void *local_address,
                              uint64_t remote_address,
                              mca_btl_base_registration_handle_t *local_handle,

@@ -199,6 +199,13 @@ static int sm_register(void)
                                         "Slices a shared put/get is cut into (2 to 64): "
                                         "each process claims the next one left",
                                         OPAL_INFO_LVL_6, &c->split_parts, SPLIT_PARTS_DEFAULT));
+    ok = ok && OPAL_SUCCESS == (rc = reg_uint("cma_batch",
+                                              "Put/get through CMA below btl_sm_split_min wait "
+                                              "for the next progress call, and those to one "
+                                              "peer in one direction go in one system call, at "
+                                              "most this many (1 to 64; 1: each is copied at "
+                                              "once, inside the put/get call)",
+                                              OPAL_INFO_LVL_6, &c->cma_batch, SM_CMA_BATCH_MAX));
     ok = ok && OPAL_SUCCESS == (rc = reg_enum("fault_inject",
                                               "Tests only: write garbage where a peer reads, "
                                               "once, after btl_sm_fault_after messages to it",
@@ -255,6 +262,9 @@ static const char *check_variables(void)
     } else if (c->split_parts < 2 || c->split_parts > SM_SPLIT_MAX_SLICES) {
         snprintf(why, sizeof(why), "btl_sm_split_parts %u is not in 2..%u", c->split_parts,
                  (unsigned) SM_SPLIT_MAX_SLICES);
+    } else if (c->cma_batch < 1 || c->cma_batch > SM_CMA_BATCH_MAX) {
+        snprintf(why, sizeof(why), "btl_sm_cma_batch %u is not in 1..%u", c->cma_batch,
+                 (unsigned) SM_CMA_BATCH_MAX);
     } else if (0 == c->rdma_ops || 0 == c->liveness_ms) {
         snprintf(why, sizeof(why), "btl_sm_rdma_ops and btl_sm_liveness_interval must be > 0");
     } else if (m->btl_max_send_size < 1024 || m->btl_max_send_size > ((size_t) 1 << 29) ||

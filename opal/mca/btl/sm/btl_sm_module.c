@@ -123,6 +123,7 @@ static int sm_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_err
 static int sm_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint)
 {
     (void) btl;
+    (void) mca_btl_sm_cma_flush();
     int rc = mca_btl_sm_emu_flush(endpoint);
     while (OPAL_SUCCESS == rc && mca_btl_sm_split_busy(endpoint)) {
         opal_progress();
@@ -176,7 +177,8 @@ static void drain(void)
         SM_UNLOCK();
         /* Shared put / get whose peer still copies: their callbacks are
          * owed too. */
-        if (!waiting && !mca_btl_sm_split_busy(NULL)) {
+        if (!waiting && !mca_btl_sm_split_busy(NULL) &&
+            0 == atomic_load_explicit(&sm->cma_batched, memory_order_relaxed)) {
             return;
         }
         if (opal_timer_ns() > deadline) {

@@ -5,6 +5,14 @@
  * through CMA, process_vm_readv / process_vm_writev, straight between
  * the two processes' memory.
  *
+ * Below btl_sm_split_min a put or get is not copied in the call: it
+ * waits for the next progress call with the others to the same peer in
+ * the same direction, and they go in one process_vm_readv / writev of
+ * several iovecs. A CMA call costs about as much to set up as it takes
+ * to copy 16 KiB (the peer's mm looked up and checked, its pages pinned
+ * a batch at a time): 64 reads of 8 KiB went 2.5x faster in one call than
+ * in 64, of 64 KiB 1.2x (docs/btl-sm.md).
+ *
  * Where CMA is not allowed (ptrace restrictions, containers: EPERM) the
  * operation, and every later one to that peer, goes through the
  * emulation (btl_sm_rdma_emu.c), with one notice at verbosity;
@@ -13,6 +21,7 @@
 #include "opal/opal_config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -20,6 +29,27 @@
 #include "opal/mca/btl/sm/btl_sm.h"
 
 OBJ_CLASS_INSTANCE(sm_registration_t, opal_free_list_item_t, NULL, NULL);
+
+/* A put / get gathered for one CMA call with others. */
+typedef struct sm_cma_op_t {
+    void *local;
+    uint64_t remote;
+    size_t size;
+    mca_btl_base_registration_handle_t *local_handle;
+    const mca_btl_base_registration_handle_t *remote_handle;
+    mca_btl_base_rdma_completion_fn_t cbfunc;
+    void *cbcontext;
+    void *cbdata;
+} sm_cma_op_t;
+
+/* What waits for the next flush (under the lock): one peer, one
+ * direction. */
+static struct {
+    mca_btl_sm_endpoint_t *ep;
+    bool is_get;
+    uint32_t count;
+    sm_cma_op_t ops[SM_CMA_BATCH_MAX];
+} batch;
 
 /* xorshift64*: cookies need only be unguessable by accident, not by an
  * adversary (a hostile local peer can read our memory through CMA
@@ -41,6 +71,10 @@ int mca_btl_sm_rdma_init(void)
     sm->reg_by_index = NULL;
     sm->reg_free_index = NULL;
     sm->reg_count = sm->reg_capacity = sm->reg_free_count = 0;
+    batch.count = 0;
+    batch.ep = NULL;
+    atomic_store_explicit(&sm->cma_batched, 0, memory_order_relaxed);
+    sm->cma_gathered = sm->cma_calls = 0;
     OBJ_CONSTRUCT(&sm->reg_list, opal_free_list_t);
     /* Constructs what mca_btl_sm_rdma_fini destructs, even on failure. */
     int rc = mca_btl_sm_emu_init();
@@ -60,6 +94,10 @@ void mca_btl_sm_rdma_fini(void)
     if (!sm->rdma_ready) {
         return;
     }
+    /* Gathered put / get are owed their callbacks. */
+    (void) mca_btl_sm_cma_flush();
+    SM_VERBOSE(10, "btl sm: gathered put/get: %" PRIu64 " in %" PRIu64 " CMA calls",
+               sm->cma_gathered, sm->cma_calls);
     sm->rdma_ready = false;
     mca_btl_sm_split_fini();
     mca_btl_sm_emu_fini();
@@ -230,6 +268,105 @@ int mca_btl_sm_cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t r
     return OPAL_SUCCESS;
 }
 
+/* ------------------------------------------------ gathered CMA copies */
+
+/* Ends one gathered operation that the common call did not cover whole:
+ * copied again alone, which names its own error (a peer gone, a range
+ * no longer mapped) or turns to the emulation where CMA is refused. */
+static void cma_one(mca_btl_sm_endpoint_t *ep, bool is_get, const sm_cma_op_t *op)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    int rc = SM_EP_CONNECTED == atomic_load(&ep->state)
+                 ? mca_btl_sm_cma_copy(ep, op->local, op->remote, op->size, is_get)
+                 : OPAL_ERR_UNREACH;
+    if (OPAL_ERR_NOT_SUPPORTED == rc) {
+        rc = mca_btl_sm_rdma_fallback(ep, errno, is_get, op->local, op->remote, op->local_handle,
+                                      op->remote_handle, op->size, op->cbfunc, op->cbcontext,
+                                      op->cbdata);
+        if (OPAL_SUCCESS == rc) {
+            return; /* the emulation calls back */
+        }
+    }
+    if (NULL != op->cbfunc) {
+        op->cbfunc(&sm->super, ep, op->local, op->local_handle, op->cbcontext, op->cbdata, rc);
+    }
+}
+
+int mca_btl_sm_cma_flush(void)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    sm_cma_op_t ops[SM_CMA_BATCH_MAX];
+    struct iovec liov[SM_CMA_BATCH_MAX], riov[SM_CMA_BATCH_MAX];
+    SM_LOCK();
+    uint32_t count = batch.count;
+    mca_btl_sm_endpoint_t *ep = batch.ep;
+    bool is_get = batch.is_get;
+    memcpy(ops, batch.ops, count * sizeof(ops[0]));
+    batch.count = 0;
+    batch.ep = NULL;
+    atomic_store_explicit(&sm->cma_batched, 0, memory_order_relaxed);
+    sm->cma_calls += 0 != count;
+    SM_UNLOCK();
+    if (0 == count) {
+        return 0;
+    }
+    size_t total = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        liov[i] = (struct iovec){.iov_base = ops[i].local, .iov_len = ops[i].size};
+        riov[i] =
+            (struct iovec){.iov_base = (void *) (uintptr_t) ops[i].remote, .iov_len = ops[i].size};
+        total += ops[i].size;
+    }
+    ssize_t n = -1;
+    if (SM_EP_CONNECTED == atomic_load(&ep->state)) {
+        do {
+            n = is_get ? process_vm_readv(ep->pid, liov, count, riov, count, 0)
+                       : process_vm_writev(ep->pid, liov, count, riov, count, 0);
+        } while (n < 0 && EINTR == errno);
+    }
+    /* A short count stops at an iovec that could not be copied: the
+     * operations it covers whole are done, the rest go alone. */
+    size_t done = n > 0 ? (size_t) n : 0;
+    if (done > total) {
+        done = 0;
+    }
+    size_t at = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        at += ops[i].size;
+        if (at <= done) {
+            if (NULL != ops[i].cbfunc) {
+                ops[i].cbfunc(&sm->super, ep, ops[i].local, ops[i].local_handle, ops[i].cbcontext,
+                              ops[i].cbdata, OPAL_SUCCESS);
+            }
+        } else {
+            cma_one(ep, is_get, &ops[i]);
+        }
+    }
+    return (int) count;
+}
+
+/* Adds one operation to the gathered ones, after a flush when they go
+ * elsewhere or are as many as btl_sm_cma_batch. */
+static void cma_gather(mca_btl_sm_endpoint_t *ep, bool is_get, const sm_cma_op_t *op)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    for (;;) {
+        SM_LOCK();
+        if (0 == batch.count || (batch.ep == ep && batch.is_get == is_get &&
+                                 batch.count < mca_btl_sm_params.cma_batch)) {
+            break;
+        }
+        SM_UNLOCK();
+        (void) mca_btl_sm_cma_flush();
+    }
+    batch.ep = ep;
+    batch.is_get = is_get;
+    batch.ops[batch.count++] = *op;
+    ++sm->cma_gathered;
+    atomic_store_explicit(&sm->cma_batched, batch.count, memory_order_relaxed);
+    SM_UNLOCK();
+}
+
 static int rdma(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_address,
                 uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
                 mca_btl_base_registration_handle_t *remote_handle, size_t size,
@@ -251,6 +388,18 @@ static int rdma(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_address,
             if (OPAL_ERR_NOT_AVAILABLE != rc) {
                 return rc;
             }
+        }
+        if (mca_btl_sm_params.cma_batch > 1) {
+            sm_cma_op_t op = {.local = local_address,
+                              .remote = remote_address,
+                              .size = size,
+                              .local_handle = local_handle,
+                              .remote_handle = remote_handle,
+                              .cbfunc = cbfunc,
+                              .cbcontext = cbcontext,
+                              .cbdata = cbdata};
+            cma_gather(ep, is_get, &op);
+            return OPAL_SUCCESS;
         }
         rc = mca_btl_sm_cma_copy(ep, local_address, remote_address, size, is_get);
         if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {

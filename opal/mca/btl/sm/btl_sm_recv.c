@@ -291,7 +291,12 @@ bool mca_btl_sm_recv_pending(void)
 int mca_btl_sm_component_progress(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
-    int events = poll_all();
+    int events = 0;
+    /* Gathered put / get first: their caller is waiting for them. */
+    if (0 != atomic_load_explicit(&sm->cma_batched, memory_order_relaxed)) {
+        events += mca_btl_sm_cma_flush();
+    }
+    events += poll_all();
     if (!opal_list_is_empty(&sm->work_eps)) {
         events += mca_btl_sm_send_progress();
     }
