@@ -343,6 +343,12 @@ static void rma_piece_done(struct mca_btl_base_module_t *btl,
     (void) cbdata;
     na_btl_op_t *o = context;
     if (OPAL_SUCCESS != status) {
+        /* As a refusal in the call: a peer known dead is named so (btl/sm
+         * finds it gone when the pieces it gathered are copied). */
+        if (OPAL_ERR_UNREACH == status &&
+            atomic_load_explicit(&o->addr->failed, memory_order_acquire)) {
+            status = OPAL_ERR_PEER_FAILED;
+        }
         int expected = OPAL_SUCCESS;
         atomic_compare_exchange_strong_explicit(&o->status, &expected, status, memory_order_acq_rel,
                                                 memory_order_relaxed);
