@@ -372,6 +372,17 @@ START_TEST(put_and_get_in_flight_with_small_batches_or_none_give_the_same_bytes)
 }
 END_TEST
 
+START_TEST(gathered_gets_to_a_peer_that_died_each_fail_once)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--enable-recovery", "--mca", "btl", "self,sm"), ARGS("gone"));
+    /* mcarun reports the killed rank; rank 0 ended well. */
+    EXPECT(&run, 0 != run.status && 124 != run.status);
+    EXPECT(&run, 1 == count(run.out, "rank 0 gone ok: 20 gets completed once each, Unreachable\n"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(blocking_receiver_sleeps_and_wakes)
 {
     mcarun_run_t run;
@@ -439,6 +450,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_shared_transfer_never_waits_for_a_stopped_peer);
     OPAL_TEST_ADD(s, put_and_get_in_flight_go_together_in_few_cma_calls);
     OPAL_TEST_ADD(s, put_and_get_in_flight_with_small_batches_or_none_give_the_same_bytes);
+    OPAL_TEST_ADD(s, gathered_gets_to_a_peer_that_died_each_fail_once);
     OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
     OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
     OPAL_TEST_ADD(s, peer_with_a_private_dev_shm_is_not_claimed);

@@ -499,6 +499,8 @@ int main(int argc, char **argv)
         case_pingpong(atoi(argv[2]), (size_t) atol(argv[3]));
     } else if (0 == strcmp(name, "rdma")) {
         sm_rank_case_rdma();
+    } else if (0 == strcmp(name, "gone")) {
+        sm_rank_case_gone();
     } else if (0 == strcmp(name, "bw") && argc > 3) {
         sm_rank_case_bw((size_t) atol(argv[2]), atoi(argv[3]));
     } else if (0 == strcmp(name, "split") && argc > 4) {

@@ -95,6 +95,7 @@ int sm_rank_shm_leftovers(void);
 
 /* Cases in btl_sm_rank_rdma.c and btl_sm_rank_faults.c. */
 void sm_rank_case_rdma(void);
+void sm_rank_case_gone(void);
 void sm_rank_case_bw(size_t size, int iters);
 void sm_rank_case_split(const char *mode, size_t size, int rounds);
 void sm_rank_case_kill(void);

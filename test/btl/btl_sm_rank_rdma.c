@@ -275,6 +275,81 @@ void sm_rank_case_rdma(void)
     printf("rank %u rdma ok\n", me);
 }
 
+/* Gets gathered for one CMA call to a peer that died after they were
+ * posted: each completes once, as unreachable. Two ranks; rank 1 hands
+ * over a registered buffer and its pid, then is killed. */
+void sm_rank_case_gone(void)
+{
+    enum { GETS = 20, LEN = 4096 };
+    if (2 != sm_rank_size) {
+        sm_rank_fail("the gone case needs 2 ranks");
+    }
+    const uint32_t me = sm_rank_me, peer = 1 - me;
+    struct mca_btl_base_endpoint_t *ep = NULL;
+    mca_btl_base_module_t *btl = rdma_btl(peer, &ep);
+    uint8_t *buf = calloc(GETS, LEN);
+    if (NULL == btl || NULL == buf) {
+        sm_rank_fail("no put/get module reaches rank %u, or no memory", peer);
+    }
+    mca_btl_base_registration_handle_t *h = btl->btl_register_mem(
+        btl, NULL, buf, (size_t) GETS * LEN,
+        1 == me ? MCA_BTL_REG_FLAG_REMOTE_READ : MCA_BTL_REG_FLAG_LOCAL_WRITE);
+    if (NULL == h) {
+        sm_rank_fail("register_mem");
+    }
+    if (1 == me) {
+        sm_rank_ctrl_t ctrl = {.kind = SM_CTRL_HANDLES,
+                               .src = me,
+                               .value = (uint64_t) getpid(),
+                               .read_address = (uint64_t) (uintptr_t) buf};
+        memcpy(ctrl.read_handle, h, btl->btl_registration_handle_size);
+        if (OPAL_SUCCESS != sm_rank_send_ctrl(0, &ctrl)) {
+            sm_rank_fail("sending handles");
+        }
+        sm_rank_wait32(&sm_rank_ctrl_count[0][SM_CTRL_PING], 1, "ping");
+        raise(SIGKILL);
+    }
+    sm_rank_wait32(&sm_rank_ctrl_count[1][SM_CTRL_HANDLES], 1, "handles");
+    sm_rank_ctrl_t theirs = sm_rank_ctrl_last[1];
+    const sm_rank_ctrl_t ping = {.kind = SM_CTRL_PING, .src = me};
+    if (OPAL_SUCCESS != sm_rank_send_ctrl(1, &ping)) {
+        sm_rank_fail("sending ping");
+    }
+    /* No progress until it is gone (mcarun reaped it): nothing here has
+     * noticed, so the gets are taken and gathered. */
+    pid_t pid = (pid_t) theirs.value;
+    double deadline = sm_rank_now() + 30.0;
+    while (0 == kill(pid, 0)) {
+        if (sm_rank_now() > deadline) {
+            sm_rank_fail("rank 1 (pid %d) still there after 30 s", (int) pid);
+        }
+        usleep(1000);
+    }
+    uint64_t first = completions, failed = failures;
+    for (int k = 0; k < GETS; ++k) {
+        int rc = btl->btl_get(
+            btl, ep, buf + (size_t) k * LEN, theirs.read_address + (uint64_t) k * LEN, h,
+            (void *) theirs.read_handle, LEN, 0, MCA_BTL_NO_ORDER, rdma_cb, NULL, NULL);
+        if (OPAL_SUCCESS != rc) {
+            sm_rank_fail("get %d to the gone rank refused in the call: %s", k, opal_strerror(rc));
+        }
+    }
+    sm_rank_wait(&completions, first + GETS, "gets to a gone rank");
+    for (int i = 0; i < 100; ++i) {
+        opal_progress();
+    }
+    if (completions != first + GETS || failures != failed + GETS ||
+        OPAL_ERR_UNREACH != last_status) {
+        sm_rank_fail("gets to a gone rank: %" PRIu64 " completions, %" PRIu64
+                     " failed of %d, the last %s",
+                     (uint64_t) (completions - first), (uint64_t) (failures - failed), GETS,
+                     opal_strerror(last_status));
+    }
+    btl->btl_deregister_mem(btl, h);
+    free(buf);
+    printf("rank 0 gone ok: %d gets completed once each, %s\n", GETS, opal_strerror(last_status));
+}
+
 void sm_rank_case_bw(size_t size, int iters)
 {
     if (sm_rank_size < 2 || sm_rank_me > 1) {
