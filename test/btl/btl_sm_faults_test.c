@@ -372,6 +372,19 @@ START_TEST(put_and_get_in_flight_with_small_batches_or_none_give_the_same_bytes)
 }
 END_TEST
 
+START_TEST(a_cma_batch_out_of_range_is_refused_naming_it)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm", "--mca", "btl_sm_cma_batch", "0"),
+        ARGS("rdma"));
+    EXPECT(&run, 0 != run.status && 124 != run.status);
+    EXPECT(&run, 0 < count(run.out, "btl sm: btl_sm_cma_batch 0 is not in 1..64") +
+                         count(run.err, "btl sm: btl_sm_cma_batch 0 is not in 1..64"));
+    EXPECT(&run, 0 == count(run.out, "rdma ok"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(gathered_gets_to_a_peer_that_died_each_fail_once)
 {
     mcarun_run_t run;
@@ -450,6 +463,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_shared_transfer_never_waits_for_a_stopped_peer);
     OPAL_TEST_ADD(s, put_and_get_in_flight_go_together_in_few_cma_calls);
     OPAL_TEST_ADD(s, put_and_get_in_flight_with_small_batches_or_none_give_the_same_bytes);
+    OPAL_TEST_ADD(s, a_cma_batch_out_of_range_is_refused_naming_it);
     OPAL_TEST_ADD(s, gathered_gets_to_a_peer_that_died_each_fail_once);
     OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
     OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
