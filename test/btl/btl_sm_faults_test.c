@@ -236,6 +236,10 @@ END_TEST
  * 10): rank_offered[i] transfers offered, helped[i] slices of them the
  * peer copied, served[i] slices of the peer's copied here; the number of
  * such lines. */
+/* Slices of its own transfers each rank copied, and its CMA calls for
+ * them. */
+static unsigned long split_own[2], split_calls[2];
+
 static int split_stats(const mcarun_run_t *run, unsigned long offered[2], unsigned long helped[2],
                        unsigned long served[2])
 {
@@ -244,10 +248,10 @@ static int split_stats(const mcarun_run_t *run, unsigned long offered[2], unsign
         const char *p = 0 == stream ? run->out : run->err;
         while (n < 2 && NULL != (p = strstr(p, "shared put/get: "))) {
             p += strlen("shared put/get: ");
-            if (3 == sscanf(p,
+            if (5 == sscanf(p,
                             "%lu offered to peers, %lu slices of them copied by peers, %lu "
-                            "slices of peers' copied here",
-                            &offered[n], &helped[n], &served[n])) {
+                            "slices of peers' copied here, %lu slices of ours in %lu CMA calls",
+                            &offered[n], &helped[n], &served[n], &split_own[n], &split_calls[n])) {
                 ++n;
             }
         }
@@ -274,6 +278,11 @@ static void split_job(const char *mode, mcarun_run_t *run, unsigned long offered
     EXPECT(run, helped[requester] == served[1 - requester]);
     /* Three transfers a round, each offered. */
     EXPECT(run, offered[requester] == 3 * (unsigned long) atoi(small("20", "10")));
+    /* Every slice was copied by one side; the requester's own slices of a
+     * transfer went in one CMA call (a transfer at a time here). */
+    EXPECT(run, 0 == split_own[1 - requester] && 0 == split_calls[1 - requester]);
+    EXPECT(run, split_calls[requester] <= offered[requester]);
+    EXPECT(run, split_own[requester] + helped[requester] >= 2 * offered[requester]);
 }
 
 START_TEST(a_large_put_and_get_are_shared_with_a_peer_that_progresses)
@@ -295,6 +304,9 @@ START_TEST(a_shared_transfer_never_waits_for_a_stopped_peer)
     split_job("stopped", &run, offered, helped, served);
     /* Rank 1 was stopped throughout: rank 0 copied every slice itself. */
     EXPECT(&run, 0 == helped[0] + helped[1]);
+    /* In one CMA call per transfer, all 16 slices of it (fewer for a
+     * transfer whose length leaves the last slice empty). */
+    EXPECT(&run, split_calls[0] == offered[0] && split_own[0] > 10 * offered[0]);
     mcarun_test_run_free(&run);
 }
 END_TEST

@@ -257,6 +257,12 @@ typedef struct mca_btl_sm_module_t {
      * finish its slices, and what was shared (verbose at finalize). */
     opal_free_list_t split_list;
     opal_list_t split_pending;
+    /* Ours posted, our slices not yet claimed: the next progress claims
+     * and copies them, several transfers' in one CMA call. */
+    opal_list_t split_fresh;
+    opal_atomic_uint32_t split_fresh_count;   /* its length, read without the lock */
+    opal_atomic_uint64_t split_slices_own;    /* slices of ours copied here */
+    opal_atomic_uint64_t split_calls;         /* in that many CMA calls */
     opal_atomic_uint32_t split_waiting;       /* length of split_pending, read without the lock */
     uint64_t split_offered;                   /* ours offered to a peer */
     uint64_t split_slices_helped;             /* slices of ours a peer copied */

@@ -9,10 +9,14 @@
  * describing it (btl_sm_layout.h); then both processes claim slices with
  * a fetch-and-add on the fragment's counter and copy what they claimed,
  * the requester with process_vm_readv / writev on the owner, the owner
- * the other way round on the requester. Nothing waits for the owner: if
- * it never looks, the requester claims every slice itself; if it took
- * some, the operation completes from the requester's progress once the
- * owner has counted them finished.
+ * the other way round on the requester. The requester claims its slices
+ * at its next progress call, not in the put / get call: the owner, which
+ * sees the message at once, may take more meanwhile, and the requester's
+ * slices of all the transfers posted since go in one CMA call of many
+ * iovecs (as btl_sm_rdma.c gathers small ones). Nothing waits for the
+ * owner: if it never looks, the requester claims every slice itself; if
+ * it took some, the operation completes from the requester's progress
+ * once the owner has counted them finished.
  *
  * The owner checks the request against its own registry (index, cookie,
  * range, access) before it copies anything: it only ever moves its own
@@ -26,6 +30,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 
 #if defined(HAVE_VALGRIND_MEMCHECK_H)
 #include <valgrind/memcheck.h>
@@ -70,7 +75,11 @@ int mca_btl_sm_split_init(void)
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     OBJ_CONSTRUCT(&sm->split_list, opal_free_list_t);
     OBJ_CONSTRUCT(&sm->split_pending, opal_list_t);
+    OBJ_CONSTRUCT(&sm->split_fresh, opal_list_t);
     atomic_store_explicit(&sm->split_waiting, 0, memory_order_relaxed);
+    atomic_store_explicit(&sm->split_fresh_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&sm->split_slices_own, 0, memory_order_relaxed);
+    atomic_store_explicit(&sm->split_calls, 0, memory_order_relaxed);
     sm->split_offered = sm->split_slices_helped = 0;
     atomic_store_explicit(&sm->split_slices_served, 0, memory_order_relaxed);
     return opal_free_list_init(&sm->split_list, sizeof(sm_split_op_t), 0, OBJ_CLASS(sm_split_op_t),
@@ -84,12 +93,18 @@ void mca_btl_sm_split_fini(void)
      * finished their slices, and is dropped with its endpoints. */
     while (NULL != opal_list_remove_first(&sm->split_pending)) {
     }
+    while (NULL != opal_list_remove_first(&sm->split_fresh)) {
+    }
     SM_VERBOSE(10,
                "btl sm: shared put/get: %" PRIu64 " offered to peers, %" PRIu64
-               " slices of them copied by peers, %" PRIu64 " slices of peers' copied here",
+               " slices of them copied by peers, %" PRIu64 " slices of peers' copied here, %" PRIu64
+               " slices of ours in %" PRIu64 " CMA calls",
                sm->split_offered, sm->split_slices_helped,
-               (uint64_t) atomic_load_explicit(&sm->split_slices_served, memory_order_relaxed));
+               (uint64_t) atomic_load_explicit(&sm->split_slices_served, memory_order_relaxed),
+               (uint64_t) atomic_load_explicit(&sm->split_slices_own, memory_order_relaxed),
+               (uint64_t) atomic_load_explicit(&sm->split_calls, memory_order_relaxed));
     OBJ_DESTRUCT(&sm->split_pending);
+    OBJ_DESTRUCT(&sm->split_fresh);
     OBJ_DESTRUCT(&sm->split_list);
 }
 
@@ -236,37 +251,128 @@ int mca_btl_sm_split_start(mca_btl_sm_endpoint_t *ep, bool is_get, void *local_a
                           .cbfunc = cbfunc,
                           .cbcontext = cbcontext,
                           .cbdata = cbdata};
-    /* Our slices. Relaxed claims: a slice is copied by whoever claimed it,
-     * and the data itself is ordered by the helped counter. */
-    uint32_t claimed = 0, i;
-    while ((i = atomic_fetch_add_explicit(&msg->next, 1, memory_order_relaxed)) < slices) {
-        ++claimed;
-        uint64_t offset = (uint64_t) i * slice;
-        rc = mca_btl_sm_cma_copy(ep, (uint8_t *) local_address + offset, remote_address + offset,
-                                 slice_length(size, slice, i), is_get);
+    /* Our slices wait for the next progress call (claim_fresh): the owner
+     * may take some meanwhile, and ours of several transfers go in one
+     * CMA call. */
+    SM_LOCK();
+    opal_list_append(&sm->split_fresh, &op->super.super);
+    atomic_fetch_add_explicit(&sm->split_fresh_count, 1, memory_order_relaxed);
+    SM_UNLOCK();
+    return OPAL_SUCCESS;
+}
+
+/* A slice of ours in a common CMA call. */
+typedef struct split_piece_t {
+    sm_split_op_t *op;
+    uint32_t slice;
+} split_piece_t;
+
+/* Copies n slices of one peer and direction in one CMA call; those it
+ * did not cover whole, alone (their operation keeps the first error). */
+static void copy_pieces(const split_piece_t *pieces, uint32_t n)
+{
+    struct iovec liov[SM_CMA_BATCH_MAX], riov[SM_CMA_BATCH_MAX];
+    size_t total = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        const sm_split_op_t *op = pieces[k].op;
+        uint64_t offset = (uint64_t) pieces[k].slice * op->slice;
+        size_t len = slice_length(op->size, op->slice, pieces[k].slice);
+        liov[k] = (struct iovec){.iov_base = (uint8_t *) op->local + offset, .iov_len = len};
+        riov[k] =
+            (struct iovec){.iov_base = (void *) (uintptr_t) (op->remote + offset), .iov_len = len};
+        total += len;
+    }
+    const mca_btl_sm_endpoint_t *ep = pieces[0].op->ep;
+    bool is_get = pieces[0].op->is_get;
+    ssize_t got = -1;
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    atomic_fetch_add_explicit(&sm->split_slices_own, n, memory_order_relaxed);
+    if (SM_EP_CONNECTED == atomic_load(&ep->state)) {
+        atomic_fetch_add_explicit(&sm->split_calls, 1, memory_order_relaxed);
+        do {
+            got = is_get ? process_vm_readv(ep->pid, liov, n, riov, n, 0)
+                         : process_vm_writev(ep->pid, liov, n, riov, n, 0);
+        } while (got < 0 && EINTR == errno);
+    }
+    size_t done = got > 0 && (size_t) got <= total ? (size_t) got : 0, at = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        at += liov[k].iov_len;
+        sm_split_op_t *op = pieces[k].op;
+        if (at <= done || OPAL_SUCCESS != op->rc) {
+            continue;
+        }
+        int rc =
+            SM_EP_CONNECTED == atomic_load(&ep->state)
+                ? mca_btl_sm_cma_copy(ep, liov[k].iov_base, (uint64_t) (uintptr_t) riov[k].iov_base,
+                                      liov[k].iov_len, is_get)
+                : OPAL_ERR_UNREACH;
         if (OPAL_SUCCESS != rc) {
             op->rc = rc;
             op->err = errno;
-            /* No more claims by either side: the counter passes the end. */
-            i = atomic_fetch_add_explicit(&msg->next, SM_SPLIT_MAX_SLICES, memory_order_relaxed);
-            break;
         }
     }
-    /* Every claim below the end that was not ours is the owner's. */
-    op->owner_slices = (i < slices ? i : (uint32_t) slices) - claimed;
-    if (owner_done(op)) {
-        return finish(op);
-    }
+}
+
+/* Claims and copies our slices of the transfers posted since the last
+ * call, then ends those the owner is not copying for. */
+static int claim_fresh(void)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    sm_split_op_t *ops[SM_CMA_BATCH_MAX];
+    split_piece_t pieces[SM_CMA_BATCH_MAX];
+    uint32_t n = 0, k = 0;
+    opal_list_item_t *item;
     SM_LOCK();
-    opal_list_append(&sm->split_pending, &op->super.super);
-    atomic_fetch_add_explicit(&sm->split_waiting, 1, memory_order_relaxed);
+    while (n < SM_CMA_BATCH_MAX && NULL != (item = opal_list_remove_first(&sm->split_fresh))) {
+        ops[n++] = (sm_split_op_t *) item;
+        atomic_fetch_sub_explicit(&sm->split_fresh_count, 1, memory_order_relaxed);
+    }
     SM_UNLOCK();
-    return OPAL_SUCCESS;
+    for (uint32_t j = 0; j < n; ++j) {
+        sm_split_op_t *op = ops[j];
+        if (0 != k && (pieces[0].op->ep != op->ep || pieces[0].op->is_get != op->is_get)) {
+            copy_pieces(pieces, k);
+            k = 0;
+        }
+        /* Relaxed claims: a slice is copied by whoever claimed it, and
+         * the data itself is ordered by the helped counter. */
+        uint32_t claimed = 0, i;
+        while ((i = atomic_fetch_add_explicit(&op->msg->next, 1, memory_order_relaxed)) <
+               op->slices) {
+            ++claimed;
+            if (SM_CMA_BATCH_MAX == k) {
+                copy_pieces(pieces, k);
+                k = 0;
+            }
+            pieces[k++] = (split_piece_t){.op = op, .slice = i};
+        }
+        /* Every claim below the end that was not ours is the owner's. */
+        op->owner_slices = op->slices - claimed;
+    }
+    if (0 != k) {
+        copy_pieces(pieces, k);
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+        sm_split_op_t *op = ops[j];
+        if (owner_done(op)) {
+            (void) finish(op);
+            continue;
+        }
+        SM_LOCK();
+        opal_list_append(&sm->split_pending, &op->super.super);
+        atomic_fetch_add_explicit(&sm->split_waiting, 1, memory_order_relaxed);
+        SM_UNLOCK();
+    }
+    return (int) n;
 }
 
 int mca_btl_sm_split_progress(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
+    int fresh = 0;
+    while (0 != atomic_load_explicit(&sm->split_fresh_count, memory_order_relaxed)) {
+        fresh += claim_fresh();
+    }
     opal_list_t done;
     OBJ_CONSTRUCT(&done, opal_list_t);
     SM_LOCK();
@@ -279,7 +385,7 @@ int mca_btl_sm_split_progress(void)
         }
     }
     SM_UNLOCK();
-    int events = 0;
+    int events = fresh;
     opal_list_item_t *item;
     while (NULL != (item = opal_list_remove_first(&done))) {
         finish((sm_split_op_t *) item);
@@ -292,12 +398,19 @@ int mca_btl_sm_split_progress(void)
 bool mca_btl_sm_split_busy(const mca_btl_sm_endpoint_t *ep)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
-    if (0 == atomic_load_explicit(&sm->split_waiting, memory_order_relaxed)) {
+    if (0 == atomic_load_explicit(&sm->split_waiting, memory_order_relaxed) &&
+        0 == atomic_load_explicit(&sm->split_fresh_count, memory_order_relaxed)) {
         return false;
     }
     bool busy = false;
     SM_LOCK();
     sm_split_op_t *op;
+    OPAL_LIST_FOREACH (op, &sm->split_fresh, sm_split_op_t) {
+        if (NULL == ep || op->ep == ep) {
+            busy = true;
+            break;
+        }
+    }
     OPAL_LIST_FOREACH (op, &sm->split_pending, sm_split_op_t) {
         if (NULL == ep || op->ep == ep) {
             busy = true;

@@ -301,7 +301,8 @@ int mca_btl_sm_component_progress(void)
         events += mca_btl_sm_send_progress();
     }
     /* One load in an idle round: shared put / get are rare. */
-    if (OPAL_UNLIKELY(0 != atomic_load_explicit(&sm->split_waiting, memory_order_relaxed))) {
+    if (OPAL_UNLIKELY(0 != atomic_load_explicit(&sm->split_waiting, memory_order_relaxed) ||
+                      0 != atomic_load_explicit(&sm->split_fresh_count, memory_order_relaxed))) {
         events += mca_btl_sm_split_progress();
     }
     if (OPAL_UNLIKELY(0 == (++sm->poll_count & SM_SLOW_PATH_MASK))) {

@@ -128,7 +128,8 @@ static int wake_arm(int fd, void *context)
     (void) context;
     sm_seg_header_t *hdr = mca_btl_sm.seg_hdr;
     if (!sleep_allowed() ||
-        0 != atomic_load_explicit(&mca_btl_sm.cma_batched, memory_order_relaxed)) {
+        0 != atomic_load_explicit(&mca_btl_sm.cma_batched, memory_order_relaxed) ||
+        0 != atomic_load_explicit(&mca_btl_sm.split_fresh_count, memory_order_relaxed)) {
         return OPAL_ERR_RESOURCE_BUSY;
     }
     atomic_store_explicit(&hdr->wake_armed, 1, memory_order_relaxed);
