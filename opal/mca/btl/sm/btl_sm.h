@@ -414,11 +414,18 @@ void mca_btl_sm_rdma_fini(void);
  * OPAL_ERR_UNREACH when it is gone, OPAL_ERR_BAD_PARAM for a bad address. */
 int mca_btl_sm_cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t remote, size_t size,
                         bool is_get);
-/* CMA was refused with ep (errno err): it is not tried again with this
- * peer, and the operation goes through the emulation. Lock not held. */
+/* One CMA call of n iovecs each way with ep (none when ep is no longer
+ * connected); returns how many leading iovecs it copied whole. The rest
+ * are for the caller to copy alone (mca_btl_sm_cma_copy), which names
+ * each one's error. */
+struct iovec;
+uint32_t mca_btl_sm_cma_copyv(const mca_btl_sm_endpoint_t *ep, bool is_get,
+                              const struct iovec *local, const struct iovec *remote, uint32_t n);
 /* Copies the put / get gathered for one CMA call and runs their callbacks
  * (called without the lock); returns how many completed. */
 int mca_btl_sm_cma_flush(void);
+/* CMA was refused with ep (errno err): it is not tried again with this
+ * peer, and the operation goes through the emulation. Lock not held. */
 int mca_btl_sm_rdma_fallback(mca_btl_sm_endpoint_t *ep, int err, bool is_get, void *local_address,
                              uint64_t remote_address,
                              mca_btl_base_registration_handle_t *local_handle,

@@ -270,6 +270,25 @@ int mca_btl_sm_cma_copy(const mca_btl_sm_endpoint_t *ep, void *local, uint64_t r
 
 /* ------------------------------------------------ gathered CMA copies */
 
+uint32_t mca_btl_sm_cma_copyv(const mca_btl_sm_endpoint_t *ep, bool is_get,
+                              const struct iovec *local, const struct iovec *remote, uint32_t n)
+{
+    ssize_t got = -1;
+    if (SM_EP_CONNECTED == atomic_load(&ep->state)) {
+        do {
+            got = is_get ? process_vm_readv(ep->pid, local, n, remote, n, 0)
+                         : process_vm_writev(ep->pid, local, n, remote, n, 0);
+        } while (got < 0 && EINTR == errno);
+    }
+    /* A short count stops at an iovec that could not be copied. */
+    size_t left = got > 0 ? (size_t) got : 0;
+    uint32_t whole = 0;
+    while (whole < n && local[whole].iov_len <= left) {
+        left -= local[whole++].iov_len;
+    }
+    return whole;
+}
+
 /* Ends one gathered operation that the common call did not cover whole:
  * copied again alone, which names its own error (a peer gone, a range
  * no longer mapped) or turns to the emulation where CMA is refused. */
@@ -310,30 +329,15 @@ int mca_btl_sm_cma_flush(void)
     if (0 == count) {
         return 0;
     }
-    size_t total = 0;
     for (uint32_t i = 0; i < count; ++i) {
         liov[i] = (struct iovec){.iov_base = ops[i].local, .iov_len = ops[i].size};
         riov[i] =
             (struct iovec){.iov_base = (void *) (uintptr_t) ops[i].remote, .iov_len = ops[i].size};
-        total += ops[i].size;
     }
-    ssize_t n = -1;
-    if (SM_EP_CONNECTED == atomic_load(&ep->state)) {
-        do {
-            n = is_get ? process_vm_readv(ep->pid, liov, count, riov, count, 0)
-                       : process_vm_writev(ep->pid, liov, count, riov, count, 0);
-        } while (n < 0 && EINTR == errno);
-    }
-    /* A short count stops at an iovec that could not be copied: the
-     * operations it covers whole are done, the rest go alone. */
-    size_t done = n > 0 ? (size_t) n : 0;
-    if (done > total) {
-        done = 0;
-    }
-    size_t at = 0;
+    /* The operations the call covered whole are done, the rest go alone. */
+    uint32_t whole = mca_btl_sm_cma_copyv(ep, is_get, liov, riov, count);
     for (uint32_t i = 0; i < count; ++i) {
-        at += ops[i].size;
-        if (at <= done) {
+        if (i < whole) {
             if (NULL != ops[i].cbfunc) {
                 ops[i].cbfunc(&sm->super, ep, ops[i].local, ops[i].local_handle, ops[i].cbcontext,
                               ops[i].cbdata, OPAL_SUCCESS);

@@ -272,7 +272,6 @@ typedef struct split_piece_t {
 static void copy_pieces(const split_piece_t *pieces, uint32_t n)
 {
     struct iovec liov[SM_CMA_BATCH_MAX], riov[SM_CMA_BATCH_MAX];
-    size_t total = 0;
     for (uint32_t k = 0; k < n; ++k) {
         const sm_split_op_t *op = pieces[k].op;
         uint64_t offset = (uint64_t) pieces[k].slice * op->slice;
@@ -280,25 +279,16 @@ static void copy_pieces(const split_piece_t *pieces, uint32_t n)
         liov[k] = (struct iovec){.iov_base = (uint8_t *) op->local + offset, .iov_len = len};
         riov[k] =
             (struct iovec){.iov_base = (void *) (uintptr_t) (op->remote + offset), .iov_len = len};
-        total += len;
     }
     const mca_btl_sm_endpoint_t *ep = pieces[0].op->ep;
     bool is_get = pieces[0].op->is_get;
-    ssize_t got = -1;
     mca_btl_sm_module_t *sm = &mca_btl_sm;
     atomic_fetch_add_explicit(&sm->split_slices_own, n, memory_order_relaxed);
-    if (SM_EP_CONNECTED == atomic_load(&ep->state)) {
-        atomic_fetch_add_explicit(&sm->split_calls, 1, memory_order_relaxed);
-        do {
-            got = is_get ? process_vm_readv(ep->pid, liov, n, riov, n, 0)
-                         : process_vm_writev(ep->pid, liov, n, riov, n, 0);
-        } while (got < 0 && EINTR == errno);
-    }
-    size_t done = got > 0 && (size_t) got <= total ? (size_t) got : 0, at = 0;
-    for (uint32_t k = 0; k < n; ++k) {
-        at += liov[k].iov_len;
+    atomic_fetch_add_explicit(&sm->split_calls, 1, memory_order_relaxed);
+    uint32_t whole = mca_btl_sm_cma_copyv(ep, is_get, liov, riov, n);
+    for (uint32_t k = whole; k < n; ++k) {
         sm_split_op_t *op = pieces[k].op;
-        if (at <= done || OPAL_SUCCESS != op->rc) {
+        if (OPAL_SUCCESS != op->rc) {
             continue;
         }
         int rc =
