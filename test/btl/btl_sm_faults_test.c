@@ -408,6 +408,18 @@ START_TEST(gathered_gets_to_a_peer_that_died_each_fail_once)
 }
 END_TEST
 
+START_TEST(a_peer_that_finalized_is_reported_closed_after_its_messages)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("closed", "30"));
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == count(run.out, "rank 1 closed ok: 30 sent, finalized\n"));
+    EXPECT(&run, 1 == count(run.out, "rank 0 closed ok: 30 messages, then PEER_CLOSED once; "
+                                     "a send after: Unreachable\n"));
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(blocking_receiver_sleeps_and_wakes)
 {
     mcarun_run_t run;
@@ -477,6 +489,7 @@ int main(void)
     OPAL_TEST_ADD(s, put_and_get_in_flight_with_small_batches_or_none_give_the_same_bytes);
     OPAL_TEST_ADD(s, a_cma_batch_out_of_range_is_refused_naming_it);
     OPAL_TEST_ADD(s, gathered_gets_to_a_peer_that_died_each_fail_once);
+    OPAL_TEST_ADD(s, a_peer_that_finalized_is_reported_closed_after_its_messages);
     OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
     OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
     OPAL_TEST_ADD(s, peer_with_a_private_dev_shm_is_not_claimed);

@@ -15,6 +15,9 @@
  *                                  SIZE bytes N times, checked; rank 1
  *                                  waits in progress (MODE helped) or is
  *                                  stopped throughout (MODE stopped)
+ *   btl_sm_rank closed N           rank 1 sends N (<= 40) messages and finalizes
+ *                                  while rank 0 does not progress; rank 0
+ *                                  then gets all N before one PEER_CLOSED
  *   btl_sm_rank kill               the last rank dies mid-transfer
  *   btl_sm_rank fault KIND         the last rank scribbles (btl_sm_fault_inject)
  *   btl_sm_rank blocking N         rank 0 sleeps in opal_progress_wait
@@ -50,6 +53,9 @@ volatile uint32_t sm_rank_ctrl_count[SM_RANK_MAX_PROCS][8];
 sm_rank_ctrl_t sm_rank_ctrl_last[SM_RANK_MAX_PROCS];
 volatile bool sm_rank_failed[SM_RANK_MAX_PROCS];
 volatile uint32_t sm_rank_errors;
+volatile uint32_t sm_rank_closed[SM_RANK_MAX_PROCS];
+/* Data messages from the peer when its PEER_CLOSED came. */
+static volatile uint64_t received_at_close[SM_RANK_MAX_PROCS];
 
 static uint8_t *send_buffer;
 static size_t send_buffer_size;
@@ -131,6 +137,14 @@ static void error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const opa
 {
     (void) btl;
     int peer = NULL != errproc ? (int) errproc->proc_name.vpid : -1;
+    if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
+        /* Not a failure: counted apart (the closed case checks it). */
+        if (peer >= 0 && peer < SM_RANK_MAX_PROCS) {
+            sm_rank_closed[peer] = sm_rank_closed[peer] + 1;
+            received_at_close[peer] = sm_rank_received[peer];
+        }
+        return;
+    }
     printf("rank %u: error callback: flags 0x%x peer %d: %s\n", sm_rank_me, (unsigned) flags, peer,
            info);
     fflush(stdout);
@@ -443,6 +457,71 @@ static void case_pingpong(int iters, size_t size)
     (void) pongs;
 }
 
+/* Rank 1 sends n messages (few and small enough to fit in the FIFO and
+ * the fast box: nobody reads them yet), finalizes its BTLs, and says so
+ * through a file (rank 0 must not progress meanwhile, so no message can
+ * say it);
+ * rank 0 then progresses: every message arrives, and then one
+ * PEER_CLOSED, and sends to rank 1 fail. */
+static void case_closed(uint32_t n)
+{
+    if (2 != sm_rank_size) {
+        sm_rank_fail("the closed case needs 2 ranks");
+    }
+    char flag[128];
+    if (1 == sm_rank_me) {
+        sm_rank_wait32(&sm_rank_ctrl_count[0][SM_CTRL_PING], 1, "ping");
+        snprintf(flag, sizeof(flag), "/tmp/btl_sm_closed.%" PRIu64, sm_rank_ctrl_last[0].value);
+        for (uint32_t i = 0; i < n; ++i) {
+            int rc = sm_rank_send_data(0, i, (i * 37u) % 64u);
+            if (OPAL_SUCCESS != rc) {
+                sm_rank_fail("message %u to rank 0: %s", i, opal_strerror(rc));
+            }
+        }
+        if (OPAL_SUCCESS != mca_btl_base_finalize()) {
+            sm_rank_fail("finalize");
+        }
+        FILE *f = fopen(flag, "w");
+        if (NULL == f) {
+            sm_rank_fail("cannot create %s", flag);
+        }
+        fclose(f);
+        printf("rank 1 closed ok: %u sent, finalized\n", n);
+        return;
+    }
+    snprintf(flag, sizeof(flag), "/tmp/btl_sm_closed.%d", (int) getpid());
+    unlink(flag);
+    const sm_rank_ctrl_t ping = {.kind = SM_CTRL_PING, .src = 0, .value = (uint64_t) getpid()};
+    if (OPAL_SUCCESS != sm_rank_send_ctrl(1, &ping)) {
+        sm_rank_fail("sending ping");
+    }
+    double deadline = sm_rank_now() + DEADLINE_S;
+    while (0 != access(flag, F_OK)) {
+        if (sm_rank_now() > deadline) {
+            sm_rank_fail("rank 1 did not finalize within %.0f s", DEADLINE_S);
+        }
+        usleep(1000);
+    }
+    unlink(flag);
+    sm_rank_wait32(&sm_rank_closed[1], 1, "rank 1's PEER_CLOSED");
+    for (int i = 0; i < 200; ++i) {
+        opal_progress();
+    }
+    if (n != received_at_close[1] || n != sm_rank_received[1] || 1 != sm_rank_closed[1] ||
+        0 != sm_rank_errors) {
+        sm_rank_fail("closed: %" PRIu64 " of %u messages before PEER_CLOSED, %" PRIu64
+                     " in all, %u PEER_CLOSED, %u errors",
+                     received_at_close[1], n, sm_rank_received[1], sm_rank_closed[1],
+                     sm_rank_errors);
+    }
+    int rc = sm_rank_send_data(1, 0, 8);
+    if (OPAL_SUCCESS == rc) {
+        sm_rank_fail("a send to rank 1 after its PEER_CLOSED succeeded");
+    }
+    printf("rank 0 closed ok: %u messages, then PEER_CLOSED once; a send after: %s\n", n,
+           opal_strerror(rc));
+}
+
 int main(int argc, char **argv)
 {
     start_time = 0;
@@ -505,6 +584,8 @@ int main(int argc, char **argv)
         sm_rank_case_bw((size_t) atol(argv[2]), atoi(argv[3]));
     } else if (0 == strcmp(name, "split") && argc > 4) {
         sm_rank_case_split(argv[2], (size_t) atol(argv[3]), atoi(argv[4]));
+    } else if (0 == strcmp(name, "closed") && argc > 2) {
+        case_closed((uint32_t) atoi(argv[2]));
     } else if (0 == strcmp(name, "kill")) {
         sm_rank_case_kill();
     } else if (0 == strcmp(name, "fault") && argc > 2) {

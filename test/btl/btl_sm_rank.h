@@ -57,6 +57,8 @@ extern sm_rank_ctrl_t sm_rank_ctrl_last[];
 /* Set by the error callback for the rank it names. */
 extern volatile bool sm_rank_failed[];
 extern volatile uint32_t sm_rank_errors;
+/* PEER_CLOSED callbacks per peer (not errors). */
+extern volatile uint32_t sm_rank_closed[];
 
 #define SM_RANK_MAX_PROCS 64
 

@@ -108,7 +108,9 @@ static void error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const opa
                      const char *info)
 {
     (void) btl;
-    (void) flags;
+    if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
+        return; /* it finalized: not a failure */
+    }
     if (NULL != errproc && errproc->proc_name.vpid < 2 && !failed_peer[errproc->proc_name.vpid]) {
         failed_peer[errproc->proc_name.vpid] = true;
         snprintf(failed_info, sizeof(failed_info), "%s", NULL != info ? info : "");

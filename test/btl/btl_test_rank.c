@@ -381,6 +381,9 @@ bool btl_test_check(const mca_btl_base_receive_descriptor_t *desc, size_t skip, 
 void btl_test_error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const opal_proc_t *errproc,
                        const char *info)
 {
+    if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
+        return; /* a peer that finalized: not a failure */
+    }
     if (NULL == errproc || errproc->proc_name.vpid >= btl_test.size) {
         btl_test_say("error callback from %s (flags 0x%x) without a peer: %s",
                      btl_test_module_name(btl), (unsigned) flags, NULL != info ? info : "");

@@ -55,6 +55,9 @@ int btl_test_portdown_register(void)
 static void error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const opal_proc_t *errproc,
                      const char *info)
 {
+    if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
+        return;
+    }
     bool victim = NULL != btl && NULL != btl->btl_transport &&
                   0 == strcmp(btl->btl_transport, victim_transport);
     btl_test_say("error callback from %s (%s, flags 0x%x) for %s: %s", btl_test_module_name(btl),
@@ -256,6 +259,9 @@ static char lost_info[512];
 static void linkdown_cb(struct mca_btl_base_module_t *btl, int32_t flags,
                         const opal_proc_t *errproc, const char *info)
 {
+    if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
+        return;
+    }
     if (NULL != errproc && !btl_test.failed[errproc->proc_name.vpid] && NULL != info) {
         snprintf(lost_info, sizeof(lost_info), "%s", info);
     }

@@ -79,6 +79,7 @@ bool na_test_case_sizes(int argc, char **argv);
 bool na_test_case_cancel(int argc, char **argv);
 bool na_test_case_rma(int argc, char **argv);
 bool na_test_case_killed(int argc, char **argv);
+bool na_test_case_closed(int argc, char **argv);
 bool na_test_case_uri(int argc, char **argv);
 
 #endif /* OPAL_TEST_NA_NA_BTL_RANK_H */

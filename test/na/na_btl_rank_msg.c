@@ -506,3 +506,110 @@ bool na_test_case_cancel(int argc, char **argv)
     (void) opal_na_op_destroy(na_test.cls, op);
     return !na_test.broken;
 }
+
+/* --------------------------------------------------------------- closed */
+
+/* The order things happened in on rank 0 (callbacks and the hook). */
+static int closed_clock;
+static struct {
+    int calls;
+    int at;
+    bool finalized;
+    bool is_rank_1;
+} closed_hook;
+
+typedef struct closed_done_t {
+    na_test_done_t done;
+    int at;
+} closed_done_t;
+
+static void closed_cb(const opal_na_cb_info_t *info)
+{
+    closed_done_t *d = info->arg;
+    d->at = ++closed_clock;
+    na_test_done_cb(info);
+}
+
+static void closed_gone(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized, const char *why,
+                        void *arg)
+{
+    (void) arg;
+    na_test_say("the peer-gone hook: %s", why);
+    closed_hook.calls++;
+    closed_hook.at = ++closed_clock;
+    closed_hook.finalized = finalized;
+    closed_hook.is_rank_1 = opal_na_addr_cmp(cls, addr, na_test.peers[1]);
+}
+
+/* Rank 1 sends one expected message and finalizes (main skips the last
+ * barrier for this case). Rank 0 had posted a receive for that message
+ * and one for a message that never comes: the first completes with the
+ * bytes, then the second with OPAL_ERR_PEER_FAILED, and the class's
+ * peer-gone hook hears once that rank 1 finalized. */
+bool na_test_case_closed(int argc, char **argv)
+{
+    (void) argc;
+    (void) argv;
+    static const char last[8] = "bye-bye";
+    if (2 != na_test.size) {
+        na_test_fail("the closed case needs 2 ranks");
+        return false;
+    }
+    if (1 == na_test.rank) {
+        na_test_done_t d = {0};
+        int rc =
+            opal_na_msg_send_expected(na_test.cls, na_test.ctx, na_test_done_cb, &d, (void *) last,
+                                      sizeof(last), NULL, na_test.peers[0], 0, 77, NULL);
+        if (OPAL_SUCCESS != rc || !na_test_wait(&d.done, "the last message") ||
+            OPAL_SUCCESS != d.ret) {
+            na_test_fail("the last message: %s", opal_strerror(OPAL_SUCCESS != rc ? rc : d.ret));
+            return false;
+        }
+        return true;
+    }
+    if (OPAL_SUCCESS != opal_na_base_peer_gone_hook_set(na_test.cls, closed_gone, NULL)) {
+        na_test_fail("installing the peer-gone hook");
+        return false;
+    }
+    closed_done_t answered = {0}, never = {0};
+    char buf[8] = {0}, nbuf[8];
+    int rc = opal_na_msg_recv_expected(na_test.cls, na_test.ctx, closed_cb, &never, nbuf,
+                                       sizeof(nbuf), NULL, na_test.peers[1], 0, 99, NULL);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_na_msg_recv_expected(na_test.cls, na_test.ctx, closed_cb, &answered, buf,
+                                       sizeof(buf), NULL, na_test.peers[1], 0, 77, NULL);
+    }
+    if (OPAL_SUCCESS != rc) {
+        na_test_fail("posting the receives: %s", opal_strerror(rc));
+        return false;
+    }
+    bool ok = na_test_wait(&never.done.done, "the receive rank 1 never answers") &&
+              na_test_wait(&answered.done.done, "rank 1's last message");
+    for (int i = 0; ok && i < 100; ++i) {
+        (void) opal_na_poll(na_test.cls, na_test.ctx, NULL);
+        (void) opal_na_trigger(na_test.ctx, 0, NULL);
+    }
+    (void) opal_na_base_peer_gone_hook_set(na_test.cls, NULL, NULL);
+    if (!ok) {
+        return false;
+    }
+    if (OPAL_SUCCESS != answered.done.ret || 1 != answered.done.calls ||
+        0 != memcmp(buf, last, sizeof(last))) {
+        na_test_fail("the last message: %s, %d call(s), \"%.8s\"", opal_strerror(answered.done.ret),
+                     answered.done.calls, buf);
+        return false;
+    }
+    if (OPAL_ERR_PEER_FAILED != never.done.ret || 1 != never.done.calls || never.at < answered.at) {
+        na_test_fail("the receive never answered: %s, %d call(s), at %d (the last message at %d)",
+                     opal_strerror(never.done.ret), never.done.calls, never.at, answered.at);
+        return false;
+    }
+    if (1 != closed_hook.calls || !closed_hook.finalized || !closed_hook.is_rank_1) {
+        na_test_fail("the peer-gone hook: %d call(s), finalized %d, for rank 1 %d",
+                     closed_hook.calls, closed_hook.finalized, closed_hook.is_rank_1);
+        return false;
+    }
+    na_test_say("closed: the last message, then the other receive with %s, the hook once",
+                opal_strerror_name(never.done.ret));
+    return true;
+}

@@ -193,6 +193,13 @@ START_TEST(a_killed_peer_fails_what_waits_for_it_and_nothing_hangs)
 }
 END_TEST
 
+START_TEST(a_peer_that_finalizes_fails_what_waits_for_it_after_its_last_message)
+{
+    run_ok("self,sm", 2, NULL, "closed");
+    run_ok("self,tcp", 2, NULL, "closed");
+}
+END_TEST
+
 static void unset_prefixed(const char *prefix)
 {
     bool again = true;
@@ -226,5 +233,6 @@ int main(void)
     OPAL_TEST_ADD(s, handles_of_1_and_16_segments_serve_gets_and_puts_of_other_ranks);
     OPAL_TEST_ADD(s, handles_and_messages_over_ofi_tcp);
     OPAL_TEST_ADD(s, a_killed_peer_fails_what_waits_for_it_and_nothing_hangs);
+    OPAL_TEST_ADD(s, a_peer_that_finalizes_fails_what_waits_for_it_after_its_last_message);
     return opal_test_run(s);
 }

@@ -5,7 +5,9 @@
  * eager size and larger (by bulk, up to 64 MiB); an abort and a peer
  * failure while an output is pulled (each completes once, and the server
  * lets the output go); and a server killed with requests in flight (each
- * completes once, with an error); a timeout while an output is pulled
+ * completes once, with an error); requests a server never answers, then
+ * it finalizes or dies, over na/btl (each completes once, soon, as peer
+ * failed, with no failure detector); a timeout while an output is pulled
  * (the rpc_bulk_pull_hold fault site); one-way inputs past the eager size
  * (by bulk, acknowledged by the server).
  */
@@ -633,6 +635,55 @@ static void killed_server_completes_requests_in_flight(const char *info)
     close_client();
 }
 
+/* Requests the server never answers (to a context it does not have),
+ * then the server finalizes (stop) or is killed: with no failure
+ * detector and a timeout of 50 s, each completes once, soon, with
+ * OPAL_ERR_PEER_FAILED and a reason that says which (na/btl hears it from
+ * btl/sm and btl/tcp). */
+static void requests_fail_when_the_server_is_gone(const char *info, bool killed)
+{
+    enum { N = 8 };
+    outcome_t o[N];
+    open_client(info);
+    memset(o, 0, sizeof(o));
+    for (int i = 0; i < N; ++i) {
+        const opal_rpc_endpoint_t ep = {.addr = server, .ctx_idx = 7};
+        opal_rpc_request_t *req = NULL;
+        ck_assert_int_eq(
+            opal_rpc_req_create(ctx, &ep, OPAL_RPC_OPCODE(RPC_TEST_BASE, 1, RPC_TEST_ECHO), &req),
+            OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_req_set_timeout(req, 50.0), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o[i]), OPAL_SUCCESS);
+    }
+    (void) opal_rpc_progress(ctx, 100);
+    if (killed) {
+        kill(server_pid, SIGKILL);
+        int status;
+        ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    } else {
+        stop_server();
+    }
+    time_t deadline = time(NULL) + 20;
+    for (int i = 0; i < N; ++i) {
+        while (0 == o[i].calls) {
+            ck_assert_msg(time(NULL) < deadline, "request %d still waits 20 s after the server %s",
+                          i, killed ? "was killed" : "finalized");
+            (void) opal_rpc_progress(ctx, 10);
+        }
+    }
+    for (int k = 0; k < 20; ++k) {
+        (void) opal_rpc_progress(ctx, 5);
+    }
+    const char *want = killed ? "the peer failed (" : "the peer finalized (";
+    for (int i = 0; i < N; ++i) {
+        ck_assert_int_eq(o[i].calls, 1);
+        ck_assert_int_eq(o[i].status, OPAL_ERR_PEER_FAILED);
+        ck_assert_msg(NULL != strstr(o[i].reason, want), "request %d: \"%s\", not \"%s...\"", i,
+                      o[i].reason, want);
+    }
+    close_client();
+}
+
 START_TEST(tcp_requests_to_a_server_started_alone)
 {
     requests_to_a_server_started_alone("ofi+tcp");
@@ -719,12 +770,47 @@ START_TEST(btl_tcp_killed_server_completes_requests_in_flight)
 }
 END_TEST
 
+/* na/btl over btl/sm. */
+static const char *over_btl_sm(void)
+{
+    setenv("OPAL_MCA_btl", "self,sm", 1);
+    return "btl";
+}
+
+START_TEST(btl_sm_requests_fail_when_the_server_finalizes)
+{
+    requests_fail_when_the_server_is_gone(over_btl_sm(), false);
+}
+END_TEST
+
+START_TEST(btl_sm_requests_fail_when_the_server_is_killed)
+{
+    requests_fail_when_the_server_is_gone(over_btl_sm(), true);
+}
+END_TEST
+
+START_TEST(btl_tcp_requests_fail_when_the_server_finalizes)
+{
+    requests_fail_when_the_server_is_gone(over_btl_tcp(), false);
+}
+END_TEST
+
+START_TEST(btl_tcp_requests_fail_when_the_server_is_killed)
+{
+    requests_fail_when_the_server_is_gone(over_btl_tcp(), true);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("rpc_procs");
     OPAL_TEST_ADD(s, btl_tcp_requests_to_a_server_started_alone);
     OPAL_TEST_ADD(s, btl_tcp_outputs_of_every_size);
     OPAL_TEST_ADD(s, btl_tcp_killed_server_completes_requests_in_flight);
+    OPAL_TEST_ADD(s, btl_sm_requests_fail_when_the_server_finalizes);
+    OPAL_TEST_ADD(s, btl_sm_requests_fail_when_the_server_is_killed);
+    OPAL_TEST_ADD(s, btl_tcp_requests_fail_when_the_server_finalizes);
+    OPAL_TEST_ADD(s, btl_tcp_requests_fail_when_the_server_is_killed);
     OPAL_TEST_ADD(s, tcp_requests_to_a_server_started_alone);
     OPAL_TEST_ADD(s, shm_requests_to_a_server_started_alone);
     OPAL_TEST_ADD(s, tcp_outputs_of_every_size);

@@ -93,8 +93,9 @@ static perf_t *error_target; /* the btl's error callback has no cbdata */
 static void on_btl_error(mca_btl_base_module_t *btl, int32_t flags, const opal_proc_t *errproc,
                          const char *info)
 {
-    (void) flags;
-    if (NULL == error_target) {
+    /* A peer that finalized is not a failure (the other rank of a job
+     * may finish first). */
+    if (NULL == error_target || 0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
         return;
     }
     perf_fail(error_target, "btl %s: %s%s%s", btl->btl_component->btl_version.mca_component_name,

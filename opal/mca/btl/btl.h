@@ -123,6 +123,10 @@ enum {
     MCA_BTL_ERROR_FLAGS_FATAL = 0x1,       /* the module is unusable */
     MCA_BTL_ERROR_FLAGS_NONFATAL = 0x2,    /* one operation failed */
     MCA_BTL_ERROR_FLAGS_PEER_FAILED = 0x4, /* the peer named is gone */
+    /* Not an error: the peer named finalized. What it sent before was
+     * delivered first; it sends and answers nothing more. Callbacks that
+     * watch for failures only ignore it. btl/sm and btl/tcp say it. */
+    MCA_BTL_ERROR_FLAGS_PEER_CLOSED = 0x8,
 };
 
 /* "Any order": the only order the modules here support. */
@@ -189,7 +193,9 @@ typedef void (*mca_btl_base_rdma_completion_fn_t)(struct mca_btl_base_module_t *
 
 /* Something went wrong that no operation's status can carry: a peer died
  * (errproc names it, MCA_BTL_ERROR_FLAGS_PEER_FAILED), or the module broke
- * (FATAL). info says what happened in words ("sm: rank 3 (pid 4711) exited"). */
+ * (FATAL); or a peer finalized (MCA_BTL_ERROR_FLAGS_PEER_CLOSED, so that
+ * what waits for its answer can stop waiting). info says what happened in
+ * words ("sm: rank 3 (pid 4711) exited"). */
 typedef void (*mca_btl_base_module_error_cb_fn_t)(struct mca_btl_base_module_t *btl, int32_t flags,
                                                   const opal_proc_t *errproc, const char *info);
 

@@ -212,6 +212,11 @@ struct opal_na_class_t {
      * service progresses its context from here); NULL: none. */
     void (*poll_hook)(opal_na_class_t *cls, void *arg);
     void *poll_hook_arg;
+    /* Base: told when the component learns that a peer is gone for good
+     * (opal_na_base_peer_gone); NULL: nobody listens. */
+    void (*peer_gone_hook)(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized,
+                           const char *why, void *arg);
+    void *peer_gone_arg;
     /* Base: unexpected messages for contexts that did not exist. */
     _Atomic uint64_t unknown_context_count;
 };

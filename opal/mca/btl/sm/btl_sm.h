@@ -330,10 +330,15 @@ mca_btl_sm_endpoint_t *mca_btl_sm_endpoint_get(uint32_t rank, opal_proc_t *proc,
  * module lock. */
 void mca_btl_sm_endpoint_drop(mca_btl_sm_endpoint_t *ep, int state, const char *format, ...)
     OPAL_PRINTF_LIKE(3, 4);
-/* For every peer dropped since the last call: stops polling it, takes its
- * fragments back, completes what waited for it with OPAL_ERR_UNREACH, and
- * for failures calls the error callback. Progress only, lock not held. */
+/* For every peer dropped since the last call: stops polling it (failed)
+ * or delivers what it sent (closed), takes its fragments back, completes
+ * what waited for it with OPAL_ERR_UNREACH, and calls the error callback
+ * (PEER_FAILED or PEER_CLOSED). Progress only, lock not held. */
 int mca_btl_sm_endpoint_process_drops(void);
+/* btl_sm_recv.c: delivers what a peer that finalized sent before it did
+ * (its fast box, and this process's FIFO until empty), in a bounded
+ * number of passes. Progress only, lock not held. */
+void mca_btl_sm_recv_drain(mca_btl_sm_endpoint_t *ep);
 /* Checks every peer's process and segment; returns the events. */
 int mca_btl_sm_endpoint_check_peers(void);
 void mca_btl_sm_endpoint_add_work(mca_btl_sm_endpoint_t *ep);

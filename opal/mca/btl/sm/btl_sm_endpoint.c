@@ -265,6 +265,12 @@ int mca_btl_sm_endpoint_process_drops(void)
             /* A closed peer is still read from: what it sent before
              * finalizing is delivered. A failed one is not. */
             stop_polling(ep);
+        } else {
+            /* ... and delivered now, before anyone hears it is gone: it
+             * stored CLOSED after its last message. */
+            SM_UNLOCK();
+            mca_btl_sm_recv_drain(ep);
+            SM_LOCK();
         }
         fail_pending(ep);
         SM_UNLOCK();
@@ -273,11 +279,14 @@ int mca_btl_sm_endpoint_process_drops(void)
             /* Its exit would keep the pidfd readable: stop watching. */
             (void) opal_progress_fd_unregister(ep->pidfd);
         }
+        char info[MCA_BTL_BASE_REASON_MAX + 8];
+        snprintf(info, sizeof(info), "sm: %s", ep->reason);
         if (SM_EP_CLOSED == state) {
-            SM_VERBOSE(20, "btl sm: %s", ep->reason);
+            SM_VERBOSE(20, "btl %s", info);
+            if (NULL != sm->error_cb) {
+                sm->error_cb(&sm->super, MCA_BTL_ERROR_FLAGS_PEER_CLOSED, ep->proc, info);
+            }
         } else {
-            char info[MCA_BTL_BASE_REASON_MAX + 8];
-            snprintf(info, sizeof(info), "sm: %s", ep->reason);
             SM_VERBOSE(1, "btl %s", info);
             if (NULL != sm->error_cb) {
                 sm->error_cb(&sm->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);

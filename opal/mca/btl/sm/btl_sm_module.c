@@ -182,7 +182,21 @@ static void drain(void)
             return;
         }
         if (opal_timer_ns() > deadline) {
-            SM_VERBOSE(1, "btl sm: finalize gave up on sends a peer did not make room for");
+            /* Lost: said, naming who did not read them. */
+            SM_LOCK();
+            OPAL_LIST_FOREACH (ep, &sm->endpoints, mca_btl_sm_endpoint_t) {
+                size_t queued = opal_list_get_size(&ep->pending);
+                if (SM_EP_CONNECTED == ep->state && 0 != queued) {
+                    opal_output(0,
+                                "btl sm: finalize gave up on %zu send%s to rank %u, which made "
+                                "no room for %s in %u s",
+                                queued, 1 == queued ? "" : "s", ep->rank,
+                                1 == queued ? "it" : "them",
+                                (unsigned) (SM_DRAIN_TIMEOUT_NS / 1000000000u));
+                }
+            }
+            SM_UNLOCK();
+            SM_VERBOSE(1, "btl sm: finalize gave up on what peers did not make room for");
             return;
         }
         mca_btl_sm_component_progress();

@@ -271,6 +271,22 @@ static inline int poll_all(void)
     return events + poll_fifo();
 }
 
+/* Passes of mca_btl_sm_recv_drain: a peer that finalized wrote at most
+ * a fast box and its share of the FIFO; one that keeps writing is broken
+ * and gets no more. */
+#define SM_DRAIN_PASSES 64
+
+void mca_btl_sm_recv_drain(mca_btl_sm_endpoint_t *ep)
+{
+    for (int pass = 0; pass < SM_DRAIN_PASSES; ++pass) {
+        int count = ep->fbox_in_on ? poll_fbox(ep) : 0;
+        count += poll_fifo();
+        if (0 == count) {
+            return;
+        }
+    }
+}
+
 bool mca_btl_sm_recv_pending(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;

@@ -729,9 +729,17 @@ void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what)
     }
     char info[512];
     snprintf(info, sizeof(info), "btl/tcp: %s failed: %s", mca_btl_tcp_peer_name(ep), what);
-    if (module->finalizing || ep->said_bye) {
-        opal_output_verbose(10, mca_btl_base_output, "%s (%s)", info,
-                            ep->said_bye ? "after it said goodbye" : "while finalizing");
+    if (module->finalizing) {
+        opal_output_verbose(10, mca_btl_base_output, "%s (while finalizing)", info);
+    } else if (ep->said_bye) {
+        /* It finalized: everything it sent came before its goodbye and
+         * was delivered. What waits for its answer may stop waiting. */
+        snprintf(info, sizeof(info), "btl/tcp: %s finalized (then: %s)", mca_btl_tcp_peer_name(ep),
+                 what);
+        opal_output_verbose(10, mca_btl_base_output, "%s", info);
+        if (NULL != module->error_cb) {
+            module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_PEER_CLOSED, ep->proc, info);
+        }
     } else if (NULL != module->error_cb) {
         module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
     } else {

@@ -280,6 +280,24 @@ OPAL_DECLSPEC int opal_na_base_poll_hook_set(opal_na_class_t *cls,
                                              void (*hook)(opal_na_class_t *cls, void *arg),
                                              void *arg);
 
+/* Installs the class's peer-gone hook (one per class: the rpc engine's),
+ * hook NULL removes it; OPAL_ERR_EXISTS when another is installed. It is
+ * called from progress (any thread that polls), no na lock held, when
+ * the component learns that addr is gone for good: it failed (finalized
+ * false) or it finalized (true); everything it sent before was delivered
+ * first, and what of this class waited for it (expected receives from
+ * it, sends and put / get to it) completed with OPAL_ERR_PEER_FAILED.
+ * why says how in words. addr is valid for the call only (dup it to keep
+ * it). na/btl says it over btl/sm and btl/tcp; na/ofi, whose providers do
+ * not tell, does not: there only timeouts and the failure detector do. */
+typedef void (*opal_na_peer_gone_fn_t)(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized,
+                                       const char *why, void *arg);
+OPAL_DECLSPEC int opal_na_base_peer_gone_hook_set(opal_na_class_t *cls, opal_na_peer_gone_fn_t hook,
+                                                  void *arg);
+/* Components: addr is gone (see above); calls the hook if there is one. */
+OPAL_DECLSPEC void opal_na_base_peer_gone(opal_na_class_t *cls, opal_na_addr_t *addr,
+                                          bool finalized, const char *why);
+
 /* The components na knows, in the order they were opened, for tools
  * (opal_info) and the "no component claims" error. */
 OPAL_DECLSPEC const char *opal_na_base_protocols_list(void);

@@ -238,6 +238,27 @@ int opal_na_base_poll_hook_set(opal_na_class_t *cls, void (*hook)(opal_na_class_
     return OPAL_SUCCESS;
 }
 
+int opal_na_base_peer_gone_hook_set(opal_na_class_t *cls, opal_na_peer_gone_fn_t hook, void *arg)
+{
+    if (NULL == cls) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (NULL != hook && NULL != cls->peer_gone_hook) {
+        return OPAL_ERR_EXISTS;
+    }
+    cls->peer_gone_hook = hook;
+    cls->peer_gone_arg = arg;
+    return OPAL_SUCCESS;
+}
+
+void opal_na_base_peer_gone(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized,
+                            const char *why)
+{
+    if (NULL != cls && NULL != addr && NULL != cls->peer_gone_hook) {
+        cls->peer_gone_hook(cls, addr, finalized, why, cls->peer_gone_arg);
+    }
+}
+
 int opal_na_poll_get_fd(opal_na_class_t *cls, opal_na_context_t *ctx)
 {
     if (NULL == cls || NULL == ctx || NULL == cls->ops->poll_get_fd) {

@@ -60,24 +60,35 @@ static size_t smallest_send_limit(void)
 
 /* ----------------------------------------------------------- failures */
 
-/* The BTLs' error callback (progress thread): a peer that died fails
- * what waits for it. */
+/* The BTLs' error callback (progress thread): a peer that died, or that
+ * finalized (its BTLs delivered what it sent first), fails what waits for
+ * it, and the class's user hears it is gone. Only a death marks the
+ * address failed for good: a process that finalized may open na again. */
 static void btl_error_cb(struct mca_btl_base_module_t *btl, int32_t flags,
                          const opal_proc_t *errproc, const char *info)
 {
     (void) btl;
     na_btl_class_t *nb = mca_na_btl_active;
-    if (NULL == nb || NULL == errproc || 0 == (flags & MCA_BTL_ERROR_FLAGS_PEER_FAILED)) {
+    const bool closed = 0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED);
+    if (NULL == nb || NULL == errproc ||
+        (!closed && 0 == (flags & MCA_BTL_ERROR_FLAGS_PEER_FAILED))) {
         return;
     }
-    opal_output_verbose(1, opal_na_base_output, "na/btl: %s: failing what waits for rank %u",
-                        NULL == info ? "a peer failed" : info, errproc->proc_name.vpid);
+    if (NULL == info) {
+        info = closed ? "a peer finalized" : "a peer failed";
+    }
+    opal_output_verbose(closed ? 10 : 1, opal_na_base_output,
+                        "na/btl: %s: failing what waits for rank %u", info,
+                        errproc->proc_name.vpid);
     OPAL_THREAD_LOCK(&nb->lock);
     opal_na_addr_t *addr = na_btl_addr_for_rank(nb, errproc->proc_name.vpid);
     OPAL_THREAD_UNLOCK(&nb->lock);
     if (NULL != addr) {
-        atomic_store_explicit(&addr->failed, true, memory_order_release);
+        if (!closed) {
+            atomic_store_explicit(&addr->failed, true, memory_order_release);
+        }
         na_btl_msg_peer_failed(nb, addr);
+        opal_na_base_peer_gone(nb->cls, addr, closed, info);
         na_btl_addr_free(nb->cls, addr);
     }
 }

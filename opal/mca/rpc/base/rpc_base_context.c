@@ -565,6 +565,8 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
     }
 }
 
+static unsigned int gone_progress(opal_rpc_context_t *ctx);
+
 /* One round: loopback deliveries, the network, deadlines (when timers),
  * completions (polled: the network was just polled, by a wait that
  * returned early). Returns how many things happened. */
@@ -603,6 +605,9 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         /* Handlers queued by fifo and prio run here (pool's on workers). */
         int ran = opal_sched_progress(ctx->sched);
         events += ran > 0 ? (unsigned int) ran : 0;
+    }
+    if (OPAL_UNLIKELY(atomic_load_explicit(&ctx->gone_ready, memory_order_relaxed))) {
+        events += gone_progress(ctx);
     }
     if (timers) {
         *next_ms = opal_rpc_base_expire(ctx);
@@ -789,6 +794,7 @@ fail:
     if (NULL != ctx->sched) {
         (void) opal_sched_destroy(&ctx->sched);
     }
+    opal_rpc_base_gone_clear(ctx);
     opal_rpc_timer_heap_fini(&ctx->timers);
     free(ctx->inflight_slots);
     OBJ_DESTRUCT(&ctx->inflight);
@@ -923,14 +929,13 @@ void opal_rpc_context_stats(opal_rpc_context_t *ctx, opal_rpc_stats_t *stats)
     stats->handled = atomic_load_explicit(&ctx->handled, memory_order_relaxed);
 }
 
-int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)
+/* Completes ctx's requests to addr (NULL: this process) with
+ * OPAL_ERR_PEER_FAILED and reason, and lets go of what ctx holds for it. */
+static void fail_requests_to(opal_rpc_context_t *ctx, opal_na_addr_t *addr, const char *reason)
 {
     opal_na_class_t *na = opal_rpc_engine.na;
     size_t n = 0, cap = 0;
     opal_rpc_request_t **victims = NULL;
-    if (NULL == ctx) {
-        return OPAL_ERR_BAD_PARAM;
-    }
     if (NULL != addr && NULL != na && opal_na_addr_is_self(na, addr)) {
         addr = NULL;
     }
@@ -957,9 +962,99 @@ int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)
         opal_rpc_base_bulk_held_drop(ctx, addr, false);
     }
     for (size_t i = 0; i < n; ++i) {
-        (void) opal_rpc_base_complete(victims[i], OPAL_ERR_PEER_FAILED, strdup("the peer failed"));
+        (void) opal_rpc_base_complete(victims[i], OPAL_ERR_PEER_FAILED, strdup(reason));
         opal_rpc_req_decref(victims[i]);
     }
     free(victims);
+}
+
+int opal_rpc_peer_failed(opal_rpc_context_t *ctx, opal_na_addr_t *addr)
+{
+    if (NULL == ctx) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    fail_requests_to(ctx, addr, "the peer failed");
     return OPAL_SUCCESS;
+}
+
+/* A peer na said is gone, waiting for a context's progress. */
+typedef struct rpc_gone_t {
+    struct rpc_gone_t *next;
+    opal_na_addr_t *addr; /* a reference */
+    char *reason;
+} rpc_gone_t;
+
+void opal_rpc_base_peer_gone(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized,
+                             const char *why, void *arg)
+{
+    (void) arg;
+    opal_rpc_engine_t *e = &opal_rpc_engine;
+    char reason[320];
+    snprintf(reason, sizeof(reason), "the peer %s (%s)", finalized ? "finalized" : "failed",
+             NULL != why ? why : "said by the network");
+    opal_output_verbose(10, opal_rpc_base_output, "rpc: %s: failing the requests to it", reason);
+    /* Queued for each context's own progress: its requests complete in
+     * the thread that progresses it, and the caller (a transport's
+     * progress) may hold its own locks. */
+    opal_mutex_lock(&e->lock);
+    for (int i = 0; i < 256; ++i) {
+        opal_rpc_context_t *ctx = e->contexts[i];
+        if (NULL == ctx) {
+            continue;
+        }
+        rpc_gone_t *g = malloc(sizeof(*g));
+        char *copy = strdup(reason);
+        if (NULL == g || NULL == copy || OPAL_SUCCESS != opal_na_addr_dup(cls, addr, &g->addr)) {
+            /* Out of memory: its requests time out as before. */
+            free(g);
+            free(copy);
+            continue;
+        }
+        g->reason = copy;
+        RPC_CTX_LOCK(ctx);
+        g->next = ctx->gone;
+        ctx->gone = g;
+        atomic_store_explicit(&ctx->gone_ready, true, memory_order_relaxed);
+        RPC_CTX_UNLOCK(ctx);
+    }
+    opal_mutex_unlock(&e->lock);
+}
+
+/* Takes ctx's gone notices; returns the list (newest first). */
+static rpc_gone_t *gone_take(opal_rpc_context_t *ctx)
+{
+    RPC_CTX_LOCK(ctx);
+    rpc_gone_t *g = ctx->gone;
+    ctx->gone = NULL;
+    atomic_store_explicit(&ctx->gone_ready, false, memory_order_relaxed);
+    RPC_CTX_UNLOCK(ctx);
+    return g;
+}
+
+static void gone_free(rpc_gone_t *g)
+{
+    opal_rpc_addr_free(g->addr);
+    free(g->reason);
+    free(g);
+}
+
+/* Fails the requests to the peers na said are gone. */
+static unsigned int gone_progress(opal_rpc_context_t *ctx)
+{
+    unsigned int events = 0;
+    for (rpc_gone_t *g = gone_take(ctx), *next; NULL != g; g = next) {
+        next = g->next;
+        fail_requests_to(ctx, g->addr, g->reason);
+        gone_free(g);
+        ++events;
+    }
+    return events;
+}
+
+void opal_rpc_base_gone_clear(opal_rpc_context_t *ctx)
+{
+    for (rpc_gone_t *g = gone_take(ctx), *next; NULL != g; g = next) {
+        next = g->next;
+        gone_free(g);
+    }
 }

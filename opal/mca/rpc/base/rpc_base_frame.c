@@ -160,6 +160,11 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
                             opal_strerror(rc));
     }
     e->refcount = 1;
+    if (NULL != e->na) {
+        /* A peer its transport says is gone fails the requests to it at
+         * once, instead of at their timeouts. */
+        (void) opal_na_base_peer_gone_hook_set(e->na, opal_rpc_base_peer_gone, NULL);
+    }
     opal_rpc_base_pool_init();
     /* Collective RPC's protocol, the self-test's (rpc_selftest.h), IV's (rpc_iv.h), the group
      * registry and, in a job, this rank's URI in the modex (rpc_group.h). */
@@ -208,6 +213,9 @@ int opal_rpc_finalize(void)
     }
     opal_rpc_base_proto_clear();
     opal_rpc_base_pool_fini(e->na);
+    if (NULL != e->na) {
+        (void) opal_na_base_peer_gone_hook_set(e->na, NULL, NULL);
+    }
     OBJ_DESTRUCT(&e->lock);
     if (NULL != e->bulk) {
         (void) opal_bulk_finalize(e->bulk);

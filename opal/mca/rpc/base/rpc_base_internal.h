@@ -202,7 +202,19 @@ struct opal_rpc_context_t {
     _Atomic int bulk_pending;
     /* Replies the rpc_reply_delay fault site holds (under lock). */
     struct rpc_delayed_t *delayed;
+    /* Peers na said are gone, for progress to fail the requests to
+     * (under lock; gone_ready as in_ready). */
+    struct rpc_gone_t *gone;
+    atomic_bool gone_ready;
 };
+
+/* na's peer-gone hook (installed by opal_rpc_init): every context fails
+ * its requests to addr at its next progress round, as opal_rpc_peer_failed
+ * does, with why in their reason. */
+void opal_rpc_base_peer_gone(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized,
+                             const char *why, void *arg);
+/* Frees what gone notices a context did not act on (destroy). */
+void opal_rpc_base_gone_clear(opal_rpc_context_t *ctx);
 
 /* A context's lock, taken only once opal_set_using_threads(true) was said:
  * rpc.h asks that of a program whose other threads reply, abort, addref or
