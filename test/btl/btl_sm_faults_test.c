@@ -420,6 +420,30 @@ START_TEST(a_peer_that_finalized_is_reported_closed_after_its_messages)
 }
 END_TEST
 
+/* Nothing is lost silently: what the finalize gave up on is said, and
+ * with what arrived makes up what was sent. */
+START_TEST(sends_a_finalize_gives_up_on_are_counted_and_said)
+{
+    mcarun_run_t run;
+    JOB(&run, ARGS("-np", "2", "--mca", "btl", "self,sm"), ARGS("closed", "100", "lossy"));
+    EXPECT(&run, 0 == run.status);
+    EXPECT(&run, 1 == count(run.out, "rank 1 closed ok: 100 sent, finalized\n"));
+    const char *said = strstr(run.err, "btl sm: finalize gave up on ");
+    const char *came = strstr(run.out, "rank 0 closed: ");
+    EXPECT(&run, NULL != said && NULL != came);
+    if (NULL != said && NULL != came) {
+        unsigned lost = 0, arrived = 0;
+        EXPECT(&run, 1 == sscanf(said,
+                                 "btl sm: finalize gave up on %u sends to rank 0, which made "
+                                 "no room for them in 10 s",
+                                 &lost));
+        EXPECT(&run, 1 == sscanf(came, "rank 0 closed: %u of 100 messages came", &arrived));
+        EXPECT(&run, lost > 0 && 100 == lost + arrived);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 START_TEST(blocking_receiver_sleeps_and_wakes)
 {
     mcarun_run_t run;
@@ -490,6 +514,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_cma_batch_out_of_range_is_refused_naming_it);
     OPAL_TEST_ADD(s, gathered_gets_to_a_peer_that_died_each_fail_once);
     OPAL_TEST_ADD(s, a_peer_that_finalized_is_reported_closed_after_its_messages);
+    OPAL_TEST_ADD(s, sends_a_finalize_gives_up_on_are_counted_and_said);
     OPAL_TEST_ADD(s, blocking_receiver_sleeps_and_wakes);
     OPAL_TEST_ADD(s, progress_wait_without_blocking_mode_never_sleeps_through_messages);
     OPAL_TEST_ADD(s, peer_with_a_private_dev_shm_is_not_claimed);
