@@ -6,16 +6,22 @@
  *   na_btl_alone client URI_FILE     echo, a handle, get, put, quit
  *   na_btl_alone idle URI_FILE       writes its URI and sleeps (the
  *                                    cleanup tests kill it)
+ *   na_btl_alone visit URI_FILE      20 echoes (enough for fast boxes both
+ *                                    ways), then finalizes without quit
+ *   na_btl_alone census URI_FILE     prints the server's open descriptors
+ *                                    and mappings ("census: fds F maps M")
  *
  * The BTLs come from the variables (OPAL_MCA_btl=self,sm ...). Each prints
  * "<role> ok" when everything it checked held, "<role>: FAILED: ..." else.
  *
  * Protocol (tags of unexpected messages to the server, the server's
  * expected reply on the same tag): 1 echo, 2 the server's handle
- * (serialized), 3 check the bytes the client put, 9 quit.
+ * (serialized), 3 check the bytes the client put, 4 the server's
+ * descriptors and mappings (two u32), 9 quit.
  */
 #include "opal/opal_config.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,6 +89,35 @@ static bool wait_done(done_t *d, const char *what)
 }
 
 /* ------------------------------------------------------------- server */
+
+/* Entries of /proc/self/fd (the directory's own descriptor too). */
+static uint32_t fd_count(void)
+{
+    uint32_t n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    while (NULL != d && NULL != readdir(d)) {
+        ++n;
+    }
+    if (NULL != d) {
+        closedir(d);
+    }
+    return n;
+}
+
+/* Lines of /proc/self/maps. */
+static uint32_t map_count(void)
+{
+    uint32_t n = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    int c;
+    while (NULL != f && EOF != (c = fgetc(f))) {
+        n += '\n' == c;
+    }
+    if (NULL != f) {
+        fclose(f);
+    }
+    return n;
+}
 
 static int serve(const char *uri_file, bool idle)
 {
@@ -167,6 +202,10 @@ static int serve(const char *uri_file, bool idle)
                 }
             }
             reply_len = 1;
+        } else if (4 == tag) {
+            uint32_t counts[2] = {fd_count(), map_count()};
+            memcpy(reply, counts, sizeof(counts));
+            reply_len = sizeof(counts);
         } else if (9 == tag) {
             quit = true;
         }
@@ -287,11 +326,53 @@ static int client(const char *uri_file)
     return broken ? 1 : 0;
 }
 
+/* visit: 20 echoes; census: the server's counts. Neither says quit. */
+static int brief(const char *uri_file, bool census)
+{
+    char uri[8192];
+    FILE *f = fopen(uri_file, "r");
+    if (NULL == f || NULL == fgets(uri, sizeof(uri), f)) {
+        fail("cannot read %s", uri_file);
+        if (NULL != f) {
+            fclose(f);
+        }
+        return 1;
+    }
+    fclose(f);
+    uri[strcspn(uri, "\n")] = '\0';
+    opal_na_addr_t *server = NULL;
+    int rc = opal_na_addr_lookup(cls, uri, &server);
+    if (OPAL_SUCCESS != rc) {
+        fail("lookup of the server: %s", opal_strerror(rc));
+        return 1;
+    }
+    uint8_t msg[64], reply[4096];
+    for (int k = 0; k < (census ? 1 : 20) && !broken; ++k) {
+        for (size_t i = 0; i < sizeof(msg); ++i) {
+            msg[i] = pattern(i, (unsigned) k);
+        }
+        size_t n = sizeof(reply);
+        if (census) {
+            uint32_t counts[2];
+            if (call(server, 4, NULL, 0, reply, &n) && sizeof(counts) == n) {
+                memcpy(counts, reply, sizeof(counts));
+                printf("census: fds %u maps %u\n", counts[0], counts[1]);
+            }
+        } else if (call(server, 1, msg, sizeof(msg), reply, &n) &&
+                   (n != sizeof(msg) || 0 != memcmp(msg, reply, n))) {
+            fail("echo %d came back as %zu different bytes", k, n);
+        }
+    }
+    opal_na_addr_free(cls, server);
+    return broken ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 || (0 != strcmp(argv[1], "server") && 0 != strcmp(argv[1], "client") &&
-                      0 != strcmp(argv[1], "idle"))) {
-        fprintf(stderr, "usage: na_btl_alone server|client|idle URI_FILE\n");
+                      0 != strcmp(argv[1], "idle") && 0 != strcmp(argv[1], "visit") &&
+                      0 != strcmp(argv[1], "census"))) {
+        fprintf(stderr, "usage: na_btl_alone server|client|idle|visit|census URI_FILE\n");
         return 2;
     }
     role = argv[1];
@@ -300,7 +381,8 @@ int main(int argc, char **argv)
     if (OPAL_SUCCESS != opal_init_util(&argc, &argv)) {
         return 2;
     }
-    int rc = opal_na_initialize("btl", 0 != strcmp(role, "client"), &cls);
+    const bool serving = 0 == strcmp(role, "server") || 0 == strcmp(role, "idle");
+    int rc = opal_na_initialize("btl", serving, &cls);
     if (OPAL_SUCCESS != rc) {
         fail("opal_na_initialize(\"btl\"): %s", opal_strerror(rc));
         (void) opal_finalize_util();
@@ -309,6 +391,7 @@ int main(int argc, char **argv)
     rc = opal_na_context_create(cls, 0, &ctx);
     int status = OPAL_SUCCESS != rc            ? 1
                  : 0 == strcmp(role, "client") ? client(argv[2])
+                 : !serving                    ? brief(argv[2], 0 == strcmp(role, "census"))
                                                : serve(argv[2], 0 == strcmp(role, "idle"));
     if (NULL != ctx && OPAL_SUCCESS != (rc = opal_na_context_destroy(cls, ctx))) {
         fail("context destroy: %s", opal_strerror(rc));

@@ -183,6 +183,89 @@ START_TEST(a_server_and_a_client_started_alone_talk_over_ofi_tcp)
 }
 END_TEST
 
+/* Reads "census: fds F maps M" from a census client's output. */
+static void census(const char *btl, const char *uri_file, unsigned *fds, unsigned *maps)
+{
+    child_t c;
+    start(&c, btl, NULL, "census", uri_file);
+    int status = finish(&c);
+    expect_output(&c, status, "census ok");
+    char *out = slurp(c.out);
+    const char *line = strstr(out, "census: ");
+    ck_assert_msg(NULL != line && 2 == sscanf(line, "census: fds %u maps %u", fds, maps),
+                  "census said: %s", out);
+    free(out);
+}
+
+/* A server outlives many clients (each 20 echoes, then gone; more than
+ * btl_sm_fbox_max = 32 of them): what it held for each goes back, so
+ * its descriptors and mappings stay as they were, and every client gets
+ * a fast box both ways (those of clients gone are reused). Not under
+ * valgrind (one process start each: minutes there, for a check of
+ * counts that ASan's build runs too). */
+static void a_server_outlives_its_clients(const char *btl, int visits)
+{
+    char uri_file[PATH_MAX];
+    snprintf(uri_file, sizeof(uri_file), "%s/uri.visits", workdir);
+    unlink(uri_file);
+    child_t server;
+    setenv("OPAL_MCA_btl_base_verbose", "30", 1);
+    start(&server, btl, NULL, "server", uri_file);
+    unsetenv("OPAL_MCA_btl_base_verbose");
+    if (!wait_file(uri_file, &server)) {
+        expect_output(&server, finish(&server), "(the server wrote no URI)");
+    }
+    unsigned fds0, maps0, fds1, maps1;
+    child_t v;
+    start(&v, btl, NULL, "visit", uri_file);
+    expect_output(&v, finish(&v), "visit ok");
+    census(btl, uri_file, &fds0, &maps0);
+    for (int i = 0; i < visits; ++i) {
+        start(&v, btl, NULL, "visit", uri_file);
+        expect_output(&v, finish(&v), "visit ok");
+    }
+    census(btl, uri_file, &fds1, &maps1);
+    child_t client;
+    start(&client, btl, NULL, "client", uri_file);
+    int cs = finish(&client);
+    int ss = finish(&server);
+    expect_output(&client, cs, "client ok");
+    expect_output(&server, ss, "server ok");
+    ck_assert_msg(fds1 <= fds0 + 1 && maps1 <= maps0 + 2,
+                  "after %d clients more the server has %u descriptors (%u before) and %u "
+                  "mappings (%u before)",
+                  visits, fds1, fds0, maps1, maps0);
+    if (0 == strcmp(btl, "self,sm")) {
+        /* One box from the server to each visitor (the census and the
+         * client send too few messages for one). */
+        char *out = slurp(server.out);
+        int boxes = 0;
+        for (const char *p = out; NULL != (p = strstr(p, "btl sm: fast box ")); ++p) {
+            boxes += NULL != strstr(p, " set up to rank ") &&
+                     strstr(p, " set up to rank ") < strchr(p, '\n');
+        }
+        free(out);
+        ck_assert_msg(boxes == visits + 1, "the server set up %d fast boxes for %d visitors", boxes,
+                      visits + 1);
+    }
+}
+
+START_TEST(a_server_started_alone_outlives_many_clients_over_sm)
+{
+    if (!opal_test_under_valgrind()) {
+        a_server_outlives_its_clients("self,sm", 40);
+    }
+}
+END_TEST
+
+START_TEST(a_server_started_alone_outlives_many_clients_over_btl_tcp)
+{
+    if (!opal_test_under_valgrind()) {
+        a_server_outlives_its_clients("self,tcp", 40);
+    }
+}
+END_TEST
+
 /* Starts an idle standalone process and waits until it is up. */
 static void start_idle(child_t *c, const char *name)
 {
@@ -242,6 +325,8 @@ int main(void)
     OPAL_TEST_ADD(s, a_server_and_a_client_started_alone_talk_over_ofi_tcp);
     OPAL_TEST_ADD(s, a_server_and_a_client_started_alone_talk_over_btl_tcp);
     OPAL_TEST_ADD(s, cleanup_removes_a_killed_process_files_and_never_a_live_ones);
+    OPAL_TEST_ADD(s, a_server_started_alone_outlives_many_clients_over_sm);
+    OPAL_TEST_ADD(s, a_server_started_alone_outlives_many_clients_over_btl_tcp);
     int rc = opal_test_run(s);
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", workdir);

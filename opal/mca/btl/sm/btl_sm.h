@@ -154,6 +154,7 @@ typedef struct mca_btl_base_endpoint_t {
     sm_fifo_t fifo; /* producer's view of the peer's FIFO */
     sm_fbox_out_t fbox_out;
     bool fbox_out_on;
+    uint32_t fbox_out_index; /* which of our boxes fbox_out is */
     uint32_t fifo_sends;
     uint32_t held;              /* fragments out for this peer (caller or in flight) */
     opal_list_t inflight;       /* mca_btl_sm_frag_t, in posting order */
@@ -223,8 +224,13 @@ typedef struct mca_btl_sm_module_t {
     mca_btl_sm_frag_t **frag_by_index;
     uint32_t frag_count;
     size_t eager_payload, max_payload;
-    /* Fast boxes out handed out so far (never reused). */
+    /* Fast boxes out handed out so far, and those given back by peers
+     * that finalized or exited (a stack of indices, reused first). */
     uint32_t fbox_out_used;
+    uint32_t *fbox_out_free;
+    uint32_t fbox_out_free_count;
+    /* Peers retired (mca_btl_sm_endpoint_process_drops), for the tests. */
+    uint32_t retired;
 
     /* Endpoints: by rank (job_size entries, NULL until created), all of
      * them, those with send work, and those whose fast box we poll. */

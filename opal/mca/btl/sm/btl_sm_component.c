@@ -358,6 +358,8 @@ static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threa
     sm->nonce = make_nonce();
     sm->error_cb = NULL;
     sm->fbox_out_used = 0;
+    sm->fbox_out_free_count = 0;
+    sm->retired = 0;
     sm->fbox_in_count = 0;
     sm->inflight_total = 0;
     sm->poll_count = 0;
@@ -374,7 +376,9 @@ static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threa
     sm->ep_by_rank = calloc(sm->job_size, sizeof(*sm->ep_by_rank));
     sm->fbox_in_eps = calloc(sm->job_size, sizeof(*sm->fbox_in_eps));
     sm->rank_unreachable = calloc(sm->job_size, 1);
-    if (NULL == sm->ep_by_rank || NULL == sm->fbox_in_eps || NULL == sm->rank_unreachable) {
+    sm->fbox_out_free = calloc(mca_btl_sm_params.fbox_max + 1, sizeof(*sm->fbox_out_free));
+    if (NULL == sm->ep_by_rank || NULL == sm->fbox_in_eps || NULL == sm->rank_unreachable ||
+        NULL == sm->fbox_out_free) {
         rc = OPAL_ERR_OUT_OF_RESOURCE;
         goto fail;
     }

@@ -244,6 +244,52 @@ static void stop_polling(mca_btl_sm_endpoint_t *ep)
     }
 }
 
+/* True when ep's process has exited (or cannot be asked). */
+static bool process_exited(const mca_btl_sm_endpoint_t *ep)
+{
+    if (ep->pidfd >= 0) {
+        struct pollfd pfd = {.fd = ep->pidfd, .events = POLLIN, .revents = 0};
+        return 1 == poll(&pfd, 1, 0);
+    }
+    return 0 != kill(ep->pid, 0) && ESRCH == errno;
+}
+
+/* Gives back what a dropped peer held here, once it was reported (lock
+ * held): a server that outlives thousands of clients must not keep a
+ * descriptor, a mapping and a polled fast box for each. Its segment is
+ * unmapped and its descriptors closed; our fast box to it and the credit
+ * its box to us took are reused when it can no longer touch them (it
+ * finalized or exited; a peer dropped for scribbling that still runs
+ * keeps them). The endpoint itself stays (the multiplexer points at it):
+ * sends to it fail as unreachable. */
+static void retire(mca_btl_sm_endpoint_t *ep, int state)
+{
+    mca_btl_sm_module_t *sm = &mca_btl_sm;
+    stop_polling(ep);
+    const bool gone = SM_EP_CLOSED == state || process_exited(ep);
+    if (gone && ep->fbox_out_on) {
+        sm->fbox_out_free[sm->fbox_out_free_count++] = ep->fbox_out_index;
+        ep->fbox_out_on = false;
+    }
+    if (gone && ep->fbox_in_on && NULL != sm->seg_hdr) {
+        /* Relaxed: a count, as where peers take it. */
+        atomic_fetch_add_explicit(&sm->seg_hdr->fbox_in_available, 1, memory_order_relaxed);
+    }
+    ep->fbox_in_on = false;
+    if (ep->pidfd >= 0) {
+        close(ep->pidfd);
+        ep->pidfd = -1;
+    }
+    if (ep->wake_fd >= 0) {
+        close(ep->wake_fd);
+        ep->wake_fd = -1;
+    }
+    if (NULL != ep->seg_base) {
+        mca_btl_sm_segment_detach(ep);
+        ++sm->retired;
+    }
+}
+
 int mca_btl_sm_endpoint_process_drops(void)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
@@ -295,6 +341,7 @@ int mca_btl_sm_endpoint_process_drops(void)
             }
         }
         SM_LOCK();
+        retire(ep, state);
     }
     SM_UNLOCK();
     return events;

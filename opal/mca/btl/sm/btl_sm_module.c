@@ -248,6 +248,9 @@ static int sm_finalize(mca_btl_base_module_t *btl)
     free(sm->ep_by_rank);
     free(sm->fbox_in_eps);
     free(sm->rank_unreachable);
+    free(sm->fbox_out_free);
+    sm->fbox_out_free = NULL;
+    sm->fbox_out_free_count = 0;
     sm->ep_by_rank = NULL;
     sm->fbox_in_eps = NULL;
     sm->rank_unreachable = NULL;

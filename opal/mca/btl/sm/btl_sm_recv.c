@@ -226,7 +226,8 @@ static int poll_fifo(void)
         uint32_t rank, index;
         sm_fifo_entry_decode(entry, &rank, &index);
         mca_btl_sm_endpoint_t *ep = fifo_sender(rank);
-        if (OPAL_UNLIKELY(NULL == ep || SM_EP_FAILED == ep->state)) {
+        if (OPAL_UNLIKELY(NULL == ep || SM_EP_FAILED == ep->state || NULL == ep->seg_base)) {
+            /* (NULL seg_base: retired, its segment no longer mapped.) */
             continue;
         }
         if (OPAL_UNLIKELY(ep->fbox_in_on)) {

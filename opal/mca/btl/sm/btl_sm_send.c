@@ -94,7 +94,7 @@ static bool inject_fault(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
 static void fbox_setup(mca_btl_sm_endpoint_t *ep)
 {
     mca_btl_sm_module_t *sm = &mca_btl_sm;
-    if (sm->fbox_out_used >= sm->seg_hdr->layout.fbox_count) {
+    if (0 == sm->fbox_out_free_count && sm->fbox_out_used >= sm->seg_hdr->layout.fbox_count) {
         return;
     }
     /* Relaxed: the credit is a count; the box itself is announced by the
@@ -110,7 +110,8 @@ static void fbox_setup(mca_btl_sm_endpoint_t *ep)
         return;
     }
     const sm_layout_t *l = &sm->seg_hdr->layout;
-    uint32_t index = sm->fbox_out_used;
+    const bool reuse = 0 != sm->fbox_out_free_count;
+    uint32_t index = reuse ? sm->fbox_out_free[sm->fbox_out_free_count - 1] : sm->fbox_out_used;
     void *box = sm->seg_base + l->fbox_offset + (uint64_t) index * l->fbox_stride;
     sm_fbox_out_t out;
     mca_btl_sm_fbox_format(&out, box, l->fbox_stride - SM_FBOX_CTL_SIZE);
@@ -129,14 +130,24 @@ static void fbox_setup(mca_btl_sm_endpoint_t *ep)
     opal_list_append(&ep->inflight, &frag->base.super.super);
     ++sm->inflight_total;
     mca_btl_sm_endpoint_add_work(ep);
-    ++sm->fbox_out_used;
+    if (reuse) {
+        --sm->fbox_out_free_count;
+    } else {
+        ++sm->fbox_out_used;
+    }
     ep->fbox_out = out;
+    ep->fbox_out_index = index;
     ep->fbox_out_on = true;
     SM_VERBOSE(30, "btl sm: fast box %u set up to rank %u", index, ep->rank);
 }
 
 int mca_btl_sm_post_frag(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
 {
+    if (OPAL_UNLIKELY(NULL == ep->seg_hdr)) {
+        /* Retired since the caller looked at its state: its segment is
+         * no longer mapped here. */
+        return OPAL_ERR_UNREACH;
+    }
     /* Relaxed: the FIFO push or fast-box commit below is a release. */
     atomic_store_explicit(&frag->hdr->done, 0, memory_order_relaxed);
     inject_fault(ep, frag);

@@ -299,6 +299,9 @@ int na_btl_rte_add_card(uint32_t rank, const uint8_t *card, size_t size);
  * its card file. OPAL_ERR_NOT_FOUND when neither exists. */
 int na_btl_rte_peer_card(uint32_t rank, uint8_t **card, size_t *size);
 void na_btl_rte_uninstall(void);
+/* Lets go of rank's card (it is gone): a server that outlives many
+ * clients keeps none of theirs. A later get reads its file again. */
+void na_btl_rte_forget(uint32_t rank);
 
 /* na_btl_cleanup.c */
 int na_btl_cleanup(void);

@@ -91,6 +91,9 @@ static void btl_error_cb(struct mca_btl_base_module_t *btl, int32_t flags,
         opal_na_base_peer_gone(nb->cls, addr, closed, info);
         na_btl_addr_free(nb->cls, addr);
     }
+    if (nb->own_runtime) {
+        na_btl_rte_forget(errproc->proc_name.vpid);
+    }
 }
 
 /* ---------------------------------------------------------- lifecycle */

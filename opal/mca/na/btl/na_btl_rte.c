@@ -446,6 +446,25 @@ int na_btl_rte_add_card(uint32_t rank, const uint8_t *card, size_t size)
     return OPAL_SUCCESS;
 }
 
+void na_btl_rte_forget(uint32_t rank)
+{
+    if (!rte.installed) {
+        return;
+    }
+    pthread_mutex_lock(&rte.lock);
+    for (rte_peer_t **p = &rte.peers; NULL != *p; p = &(*p)->next) {
+        if ((*p)->rank == rank) {
+            rte_peer_t *old = *p;
+            *p = old->next;
+            free(old->bytes);
+            free(old->decoded);
+            free(old);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rte.lock);
+}
+
 int na_btl_rte_peer_card(uint32_t rank, uint8_t **card, size_t *size)
 {
     *card = NULL;
