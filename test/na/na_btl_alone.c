@@ -250,13 +250,17 @@ static bool call(opal_na_addr_t *server, opal_na_tag_t tag, const void *msg, siz
     return true;
 }
 
-static int client(const char *uri_file)
+/* The server whose URI is in uri_file, or NULL (said). */
+static opal_na_addr_t *lookup_server(const char *uri_file)
 {
     char uri[8192];
     FILE *f = fopen(uri_file, "r");
     if (NULL == f || NULL == fgets(uri, sizeof(uri), f)) {
         fail("cannot read %s", uri_file);
-        return 1;
+        if (NULL != f) {
+            fclose(f);
+        }
+        return NULL;
     }
     fclose(f);
     uri[strcspn(uri, "\n")] = '\0';
@@ -264,8 +268,18 @@ static int client(const char *uri_file)
     int rc = opal_na_addr_lookup(cls, uri, &server);
     if (OPAL_SUCCESS != rc) {
         fail("lookup of the server: %s", opal_strerror(rc));
+        return NULL;
+    }
+    return server;
+}
+
+static int client(const char *uri_file)
+{
+    opal_na_addr_t *server = lookup_server(uri_file);
+    if (NULL == server) {
         return 1;
     }
+    int rc;
     uint8_t msg[ECHO_LEN], reply[4096];
     for (size_t i = 0; i < ECHO_LEN; ++i) {
         msg[i] = pattern(i, 3);
@@ -329,21 +343,8 @@ static int client(const char *uri_file)
 /* visit: 20 echoes; census: the server's counts. Neither says quit. */
 static int brief(const char *uri_file, bool census)
 {
-    char uri[8192];
-    FILE *f = fopen(uri_file, "r");
-    if (NULL == f || NULL == fgets(uri, sizeof(uri), f)) {
-        fail("cannot read %s", uri_file);
-        if (NULL != f) {
-            fclose(f);
-        }
-        return 1;
-    }
-    fclose(f);
-    uri[strcspn(uri, "\n")] = '\0';
-    opal_na_addr_t *server = NULL;
-    int rc = opal_na_addr_lookup(cls, uri, &server);
-    if (OPAL_SUCCESS != rc) {
-        fail("lookup of the server: %s", opal_strerror(rc));
+    opal_na_addr_t *server = lookup_server(uri_file);
+    if (NULL == server) {
         return 1;
     }
     uint8_t msg[64], reply[4096];
