@@ -236,6 +236,9 @@ typedef struct mca_btl_sm_module_t {
      * them, those with send work, and those whose fast box we poll. */
     mca_btl_sm_endpoint_t **ep_by_rank;
     opal_list_t endpoints;
+    /* Retired peers (dropped and given back), kept off endpoints so that
+     * its scans cost what the live peers do. */
+    opal_list_t retired_eps;
     opal_list_t work_eps;
     mca_btl_sm_endpoint_t **fbox_in_eps;
     uint32_t fbox_in_count;

@@ -370,6 +370,7 @@ static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threa
     mca_btl_sm_identity_get(&sm->identity);
     OBJ_CONSTRUCT(&sm->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&sm->endpoints, opal_list_t);
+    OBJ_CONSTRUCT(&sm->retired_eps, opal_list_t);
     OBJ_CONSTRUCT(&sm->work_eps, opal_list_t);
     /* finalize undoes whatever got this far. */
     sm->initialized = true;

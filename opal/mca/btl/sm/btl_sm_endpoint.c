@@ -296,10 +296,13 @@ int mca_btl_sm_endpoint_process_drops(void)
     int events = 0;
     atomic_store_explicit(&sm->drops_pending, false, memory_order_relaxed);
     /* Under the lock, dropped around callbacks: another thread may add
-     * endpoints meanwhile (at the end of the list; none is removed). */
+     * endpoints meanwhile (at the end of the list; only this loop removes
+     * one, the one it stands on, once the lock is back). */
     SM_LOCK();
+    opal_list_item_t *next;
     for (opal_list_item_t *item = opal_list_get_first(&sm->endpoints);
-         item != opal_list_get_end(&sm->endpoints); item = opal_list_get_next(item)) {
+         item != opal_list_get_end(&sm->endpoints); item = next) {
+        next = opal_list_get_next(item);
         mca_btl_sm_endpoint_t *ep = (mca_btl_sm_endpoint_t *) item;
         int state = atomic_load(&ep->state);
         if (SM_EP_CONNECTED == state || ep->dropped) {
@@ -342,6 +345,9 @@ int mca_btl_sm_endpoint_process_drops(void)
         }
         SM_LOCK();
         retire(ep, state);
+        next = opal_list_get_next(item);
+        opal_list_remove_item(&sm->endpoints, item);
+        opal_list_append(&sm->retired_eps, item);
     }
     SM_UNLOCK();
     return events;

@@ -243,6 +243,9 @@ static int sm_finalize(mca_btl_base_module_t *btl)
     while (NULL != (item = opal_list_remove_first(&sm->endpoints))) {
         OBJ_RELEASE(item);
     }
+    while (NULL != (item = opal_list_remove_first(&sm->retired_eps))) {
+        OBJ_RELEASE(item);
+    }
     mca_btl_sm_frags_fini();
     mca_btl_sm_segment_destroy();
     free(sm->ep_by_rank);
@@ -257,6 +260,7 @@ static int sm_finalize(mca_btl_base_module_t *btl)
     sm->fbox_in_count = 0;
     sm->inflight_total = 0;
     OBJ_DESTRUCT(&sm->endpoints);
+    OBJ_DESTRUCT(&sm->retired_eps);
     OBJ_DESTRUCT(&sm->work_eps);
     OBJ_DESTRUCT(&sm->lock);
     sm->error_cb = NULL;
