@@ -794,7 +794,6 @@ fail:
     if (NULL != ctx->sched) {
         (void) opal_sched_destroy(&ctx->sched);
     }
-    opal_rpc_base_gone_clear(ctx);
     opal_rpc_timer_heap_fini(&ctx->timers);
     free(ctx->inflight_slots);
     OBJ_DESTRUCT(&ctx->inflight);
@@ -907,6 +906,9 @@ int opal_rpc_context_destroy(opal_rpc_context_t *ctx)
          * returning from a handler: destroy waits for it. */
         (void) opal_sched_destroy(&ctx->sched);
     }
+    /* Notices of peers gone that came while it closed (out of the
+     * engine's table now: no more come). */
+    opal_rpc_base_gone_clear(ctx);
     opal_rpc_timer_heap_fini(&ctx->timers);
     free(ctx->inflight_slots);
     OBJ_DESTRUCT(&ctx->inflight);
