@@ -229,8 +229,6 @@ typedef struct mca_btl_sm_module_t {
     uint32_t fbox_out_used;
     uint32_t *fbox_out_free;
     uint32_t fbox_out_free_count;
-    /* Peers retired (mca_btl_sm_endpoint_process_drops), for the tests. */
-    uint32_t retired;
 
     /* Endpoints: by rank (job_size entries, NULL until created), all of
      * them, those with send work, and those whose fast box we poll. */

@@ -359,7 +359,6 @@ static mca_btl_base_module_t **sm_init(int *num_btls, bool enable_progress_threa
     sm->error_cb = NULL;
     sm->fbox_out_used = 0;
     sm->fbox_out_free_count = 0;
-    sm->retired = 0;
     sm->fbox_in_count = 0;
     sm->inflight_total = 0;
     sm->poll_count = 0;

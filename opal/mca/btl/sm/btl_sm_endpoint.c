@@ -244,10 +244,11 @@ static void stop_polling(mca_btl_sm_endpoint_t *ep)
     }
 }
 
-/* True when ep's process has exited (or cannot be asked). */
+/* True when ep's process has exited. */
 static bool process_exited(const mca_btl_sm_endpoint_t *ep)
 {
     if (ep->pidfd >= 0) {
+        /* A pidfd is readable once its process has exited. */
         struct pollfd pfd = {.fd = ep->pidfd, .events = POLLIN, .revents = 0};
         return 1 == poll(&pfd, 1, 0);
     }
@@ -284,10 +285,7 @@ static void retire(mca_btl_sm_endpoint_t *ep, int state)
         close(ep->wake_fd);
         ep->wake_fd = -1;
     }
-    if (NULL != ep->seg_base) {
-        mca_btl_sm_segment_detach(ep);
-        ++sm->retired;
-    }
+    mca_btl_sm_segment_detach(ep);
 }
 
 int mca_btl_sm_endpoint_process_drops(void)
@@ -363,14 +361,7 @@ int mca_btl_sm_endpoint_check_peers(void)
         if (SM_EP_CONNECTED != atomic_load(&ep->state)) {
             continue;
         }
-        bool dead = false;
-        if (ep->pidfd >= 0) {
-            /* A pidfd is readable once its process has exited. */
-            struct pollfd pfd = {.fd = ep->pidfd, .events = POLLIN, .revents = 0};
-            dead = 1 == poll(&pfd, 1, 0);
-        } else {
-            dead = 0 != kill(ep->pid, 0) && ESRCH == errno;
-        }
+        const bool dead = process_exited(ep);
         /* Read after the pid: a peer stores CLOSED before it exits, so a
          * dead peer that finalized is seen as closed. Acquire pairs with
          * its release store. */

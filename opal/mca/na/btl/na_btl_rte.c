@@ -118,6 +118,13 @@ static int rte_put(const char *key, const void *value, size_t size, opal_modex_s
     return rc;
 }
 
+static void peer_free(rte_peer_t *p)
+{
+    free(p->bytes);
+    free(p->decoded);
+    free(p);
+}
+
 static int rte_commit(void)
 {
     return OPAL_SUCCESS;
@@ -433,9 +440,7 @@ int na_btl_rte_add_card(uint32_t rank, const uint8_t *card, size_t size)
         if ((*p)->rank == rank) {
             rte_peer_t *old = *p;
             *p = old->next;
-            free(old->bytes);
-            free(old->decoded);
-            free(old);
+            peer_free(old);
         } else {
             p = &(*p)->next;
         }
@@ -456,9 +461,7 @@ void na_btl_rte_forget(uint32_t rank)
         if ((*p)->rank == rank) {
             rte_peer_t *old = *p;
             *p = old->next;
-            free(old->bytes);
-            free(old->decoded);
-            free(old);
+            peer_free(old);
             break;
         }
     }
@@ -512,9 +515,7 @@ void na_btl_rte_uninstall(void)
     while (NULL != rte.peers) {
         rte_peer_t *p = rte.peers;
         rte.peers = p->next;
-        free(p->bytes);
-        free(p->decoded);
-        free(p);
+        peer_free(p);
     }
     rte.installed = false;
 }
