@@ -6,6 +6,7 @@
 #include "opal/opal_config.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,9 +63,15 @@ static mca_btl_base_module_t *rdma_btl(uint32_t dst, struct mca_btl_base_endpoin
 }
 
 /* One operation, waited for; returns its status. */
-static int rdma_op(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, bool get,
-                   void *local, uint64_t remote, mca_btl_base_registration_handle_t *lh,
-                   mca_btl_base_registration_handle_t *rh, size_t size)
+/* Put or get size bytes and wait for the completion. With watch set
+ * (a byte of a get's local buffer the peer's data changes), first wait,
+ * without progressing, up to 5 s for that byte to change: a peer that
+ * shares the transfer writes it meanwhile. *watch is cleared when it
+ * did and when the wait gave up, so the wait happens at most once. */
+static int rdma_op_watched(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, bool get,
+                           void *local, uint64_t remote, mca_btl_base_registration_handle_t *lh,
+                           mca_btl_base_registration_handle_t *rh, size_t size,
+                           const volatile uint8_t **watch)
 {
     uint64_t target = completions + 1;
     int rc;
@@ -80,8 +87,23 @@ static int rdma_op(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *e
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
+    if (NULL != watch && NULL != *watch) {
+        const uint8_t before = **watch;
+        const double deadline = sm_rank_now() + 5.0;
+        while (before == **watch && completions < target && sm_rank_now() < deadline) {
+            sched_yield();
+        }
+        *watch = NULL;
+    }
     sm_rank_wait(&completions, target, get ? "get completion" : "put completion");
     return last_status;
+}
+
+static int rdma_op(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, bool get,
+                   void *local, uint64_t remote, mca_btl_base_registration_handle_t *lh,
+                   mca_btl_base_registration_handle_t *rh, size_t size)
+{
+    return rdma_op_watched(btl, ep, get, local, remote, lh, rh, size, NULL);
 }
 
 void sm_rank_case_rdma(void)
@@ -495,6 +517,12 @@ void sm_rank_case_split(const char *mode, size_t size, int rounds)
     if (NULL == local) {
         sm_rank_fail("out of memory");
     }
+    /* "helped": the first get waits (at most 5 s) for rank 1 to write
+     * into it before this process claims its own slices, which it does at
+     * its next progress: a rank 1 that the scheduler keeps off a core for
+     * every one of the transfers would otherwise never get to help. The
+     * first slice is the first claimed; its first byte changes. */
+    const volatile uint8_t *watch = stopped ? NULL : local;
     for (int r = 0; r < rounds; ++r) {
         /* The whole buffer, then a piece at odd offsets and of odd
          * length, so that slices are neither pages nor equal. */
@@ -502,7 +530,10 @@ void sm_rank_case_split(const char *mode, size_t size, int rounds)
         for (size_t p = 0; p < 2; ++p) {
             size_t off = pieces[p][0], len = pieces[p][1];
             memset(local, 0xee, size);
-            int rc = rdma_op(btl, ep, true, local, raddr + off, NULL, trh, len);
+            if (0xee == read_pattern(1, off)) {
+                sm_rank_fail("split: the pattern's first byte is the fill");
+            }
+            int rc = rdma_op_watched(btl, ep, true, local, raddr + off, NULL, trh, len, &watch);
             if (OPAL_SUCCESS != rc) {
                 sm_rank_fail("shared get of %zu bytes: %s", len, opal_strerror(rc));
             }
