@@ -11,7 +11,8 @@
  *   na_btl_alone census URI_FILE     prints the server's open descriptors
  *                                    and mappings ("census: fds F maps M")
  *
- * The BTLs come from the variables (OPAL_MCA_btl=self,sm ...). Each prints
+ * A third argument names another na class than btl (ofi+tcp ...). The
+ * BTLs come from the variables (OPAL_MCA_btl=self,sm ...). Each prints
  * "<role> ok" when everything it checked held, "<role>: FAILED: ..." else.
  *
  * Protocol (tags of unexpected messages to the server, the server's
@@ -40,6 +41,7 @@
 #define ECHO_LEN 1000
 
 static const char *role = "?";
+static const char *info = "btl";
 static bool broken;
 static opal_na_class_t *cls;
 static opal_na_context_t *ctx;
@@ -90,6 +92,18 @@ static bool wait_done(done_t *d, const char *what)
 
 /* ------------------------------------------------------------- server */
 
+/* A URI of this class: na/btl's carry the process's card. */
+static bool uri_of_class(const char *uri)
+{
+    if (0 == strcmp(info, "btl")) {
+        return 0 == strncmp(uri, "btl://card/", 11);
+    }
+    /* The class's name: info up to its "://" (where to listen). */
+    const char *sep = strstr(info, "://");
+    size_t n = NULL != sep ? (size_t) (sep - info) : strlen(info);
+    return 0 == strncmp(uri, info, n) && 0 == strncmp(uri + n, "://", 3) && '\0' != uri[n + 3];
+}
+
 /* Entries of /proc/self/fd (the directory's own descriptor too). */
 static uint32_t fd_count(void)
 {
@@ -129,7 +143,7 @@ static int serve(const char *uri_file, bool idle)
         rc = opal_na_addr_to_string(cls, uri, &n, self);
     }
     opal_na_addr_free(cls, self);
-    if (OPAL_SUCCESS != rc || 0 != strncmp(uri, "btl://card/", 11)) {
+    if (OPAL_SUCCESS != rc || !uri_of_class(uri)) {
         fail("own URI: %s (\"%.40s\")", opal_strerror(rc), uri);
         return 1;
     }
@@ -179,10 +193,10 @@ static int serve(const char *uri_file, bool idle)
         uint8_t reply[4096];
         size_t reply_len = 0;
         if (1 == tag) {
-            /* The client's URI is known from its card: give it on. */
+            /* The client's URI is known (na/btl: from its card): give it on. */
             size_t un = sizeof(reply);
             if (OPAL_SUCCESS != opal_na_addr_to_string(cls, (char *) reply, &un, client) ||
-                0 != strncmp((char *) reply, "btl://card/", 11)) {
+                !uri_of_class((char *) reply)) {
                 fail("the client's URI could not be given");
             }
             memcpy(reply, buf, len);
@@ -370,22 +384,26 @@ static int brief(const char *uri_file, bool census)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (0 != strcmp(argv[1], "server") && 0 != strcmp(argv[1], "client") &&
-                      0 != strcmp(argv[1], "idle") && 0 != strcmp(argv[1], "visit") &&
-                      0 != strcmp(argv[1], "census"))) {
-        fprintf(stderr, "usage: na_btl_alone server|client|idle|visit|census URI_FILE\n");
+    if ((argc != 3 && argc != 4) ||
+        (0 != strcmp(argv[1], "server") && 0 != strcmp(argv[1], "client") &&
+         0 != strcmp(argv[1], "idle") && 0 != strcmp(argv[1], "visit") &&
+         0 != strcmp(argv[1], "census"))) {
+        fprintf(stderr, "usage: na_btl_alone server|client|idle|visit|census URI_FILE [INFO]\n");
         return 2;
     }
     role = argv[1];
+    if (4 == argc) {
+        info = argv[3];
+    }
     const char *d = getenv("NA_TEST_DEADLINE");
     deadline = opal_timer_ns() + (NULL != d ? strtoull(d, NULL, 10) : 60) * UINT64_C(1000000000);
     if (OPAL_SUCCESS != opal_init_util(&argc, &argv)) {
         return 2;
     }
     const bool serving = 0 == strcmp(role, "server") || 0 == strcmp(role, "idle");
-    int rc = opal_na_initialize("btl", serving, &cls);
+    int rc = opal_na_initialize(info, serving, &cls);
     if (OPAL_SUCCESS != rc) {
-        fail("opal_na_initialize(\"btl\"): %s", opal_strerror(rc));
+        fail("opal_na_initialize(\"%s\"): %s", info, opal_strerror(rc));
         (void) opal_finalize_util();
         return 3;
     }

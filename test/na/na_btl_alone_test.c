@@ -32,6 +32,9 @@ static char workdir[256];
 
 /* Starts `prog args...` with btl (and, when given, the ofi provider) in its
  * environment, output into a file; under valgrind, under valgrind. */
+/* The na class the children open (their third argument); NULL: btl. */
+static const char *na_info;
+
 static void start(child_t *c, const char *btl, const char *provider, const char *role,
                   const char *uri_file)
 {
@@ -54,10 +57,10 @@ static void start(child_t *c, const char *btl, const char *provider, const char 
                      opal_test_srcdir());
             execlp("valgrind", "valgrind", "--quiet", "--error-exitcode=97", "--leak-check=full",
                    "--errors-for-leak-kinds=definite,indirect",
-                   "--show-leak-kinds=definite,indirect", supp, prog, role, uri_file,
+                   "--show-leak-kinds=definite,indirect", supp, prog, role, uri_file, na_info,
                    (char *) NULL);
         } else {
-            execl(prog, prog, role, uri_file, (char *) NULL);
+            execl(prog, prog, role, uri_file, na_info, (char *) NULL);
         }
         _exit(127);
     }
@@ -266,6 +269,20 @@ START_TEST(a_server_started_alone_outlives_many_clients_over_btl_tcp)
 }
 END_TEST
 
+#if defined(NA_ALONE_HAVE_OFI)
+/* The same over na/ofi's ofi+tcp (tcp;ofi_rxm): the provider's
+ * connection to each visitor goes when the visitor does. */
+START_TEST(a_server_started_alone_outlives_many_clients_over_ofi_tcp)
+{
+    if (!opal_test_under_valgrind()) {
+        na_info = "ofi+tcp://127.0.0.1";
+        a_server_outlives_its_clients("self", 20);
+        na_info = NULL;
+    }
+}
+END_TEST
+#endif
+
 /* Starts an idle standalone process and waits until it is up. */
 static void start_idle(child_t *c, const char *name)
 {
@@ -327,6 +344,9 @@ int main(void)
     OPAL_TEST_ADD(s, cleanup_removes_a_killed_process_files_and_never_a_live_ones);
     OPAL_TEST_ADD(s, a_server_started_alone_outlives_many_clients_over_sm);
     OPAL_TEST_ADD(s, a_server_started_alone_outlives_many_clients_over_btl_tcp);
+#if defined(NA_ALONE_HAVE_OFI)
+    OPAL_TEST_ADD(s, a_server_started_alone_outlives_many_clients_over_ofi_tcp);
+#endif
     int rc = opal_test_run(s);
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", workdir);
