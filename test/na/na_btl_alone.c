@@ -41,7 +41,7 @@
 #define ECHO_LEN 1000
 
 static const char *role = "?";
-static const char *info = "btl";
+static const char *class_info = "btl";
 static bool broken;
 static opal_na_class_t *cls;
 static opal_na_context_t *ctx;
@@ -95,13 +95,14 @@ static bool wait_done(done_t *d, const char *what)
 /* A URI of this class: na/btl's carry the process's card. */
 static bool uri_of_class(const char *uri)
 {
-    if (0 == strcmp(info, "btl")) {
+    if (0 == strcmp(class_info, "btl")) {
         return 0 == strncmp(uri, "btl://card/", 11);
     }
-    /* The class's name: info up to its "://" (where to listen). */
-    const char *sep = strstr(info, "://");
-    size_t n = NULL != sep ? (size_t) (sep - info) : strlen(info);
-    return 0 == strncmp(uri, info, n) && 0 == strncmp(uri + n, "://", 3) && '\0' != uri[n + 3];
+    /* The class's name: class_info up to its "://" (where to listen). */
+    const char *sep = strstr(class_info, "://");
+    size_t n = NULL != sep ? (size_t) (sep - class_info) : strlen(class_info);
+    return 0 == strncmp(uri, class_info, n) && 0 == strncmp(uri + n, "://", 3) &&
+           '\0' != uri[n + 3];
 }
 
 /* Entries of /proc/self/fd (the directory's own descriptor too). */
@@ -393,7 +394,7 @@ int main(int argc, char **argv)
     }
     role = argv[1];
     if (4 == argc) {
-        info = argv[3];
+        class_info = argv[3];
     }
     const char *d = getenv("NA_TEST_DEADLINE");
     deadline = opal_timer_ns() + (NULL != d ? strtoull(d, NULL, 10) : 60) * UINT64_C(1000000000);
@@ -401,9 +402,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const bool serving = 0 == strcmp(role, "server") || 0 == strcmp(role, "idle");
-    int rc = opal_na_initialize(info, serving, &cls);
+    int rc = opal_na_initialize(class_info, serving, &cls);
     if (OPAL_SUCCESS != rc) {
-        fail("opal_na_initialize(\"%s\"): %s", info, opal_strerror(rc));
+        fail("opal_na_initialize(\"%s\"): %s", class_info, opal_strerror(rc));
         (void) opal_finalize_util();
         return 3;
     }
