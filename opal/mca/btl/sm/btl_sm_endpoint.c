@@ -318,6 +318,10 @@ int mca_btl_sm_endpoint_process_drops(void)
             SM_UNLOCK();
             mca_btl_sm_recv_drain(ep);
             SM_LOCK();
+            /* What it sent last may have been malformed: then it is
+             * reported failed, for that, not finalized. */
+            state = atomic_load(&ep->state);
+            ep->dropped = true;
         }
         fail_pending(ep);
         SM_UNLOCK();
