@@ -62,8 +62,7 @@ static mca_btl_base_module_t *rdma_btl(uint32_t dst, struct mca_btl_base_endpoin
     return peer->rdma[0].btl;
 }
 
-/* One operation, waited for; returns its status. */
-/* Put or get size bytes and wait for the completion. With watch set
+/* One operation, waited for; returns its status. With watch set
  * (a byte of a get's local buffer the peer's data changes), first wait,
  * without progressing, up to 5 s for that byte to change: a peer that
  * shares the transfer writes it meanwhile. *watch is cleared when it
@@ -523,6 +522,9 @@ void sm_rank_case_split(const char *mode, size_t size, int rounds)
      * every one of the transfers would otherwise never get to help. The
      * first slice is the first claimed; its first byte changes. */
     const volatile uint8_t *watch = stopped ? NULL : local;
+    if (NULL != watch && 0xee == read_pattern(1, 0)) {
+        sm_rank_fail("split: the pattern's first byte is the fill");
+    }
     for (int r = 0; r < rounds; ++r) {
         /* The whole buffer, then a piece at odd offsets and of odd
          * length, so that slices are neither pages nor equal. */
@@ -530,9 +532,6 @@ void sm_rank_case_split(const char *mode, size_t size, int rounds)
         for (size_t p = 0; p < 2; ++p) {
             size_t off = pieces[p][0], len = pieces[p][1];
             memset(local, 0xee, size);
-            if (0xee == read_pattern(1, off)) {
-                sm_rank_fail("split: the pattern's first byte is the fill");
-            }
             int rc = rdma_op_watched(btl, ep, true, local, raddr + off, NULL, trh, len, &watch);
             if (OPAL_SUCCESS != rc) {
                 sm_rank_fail("shared get of %zu bytes: %s", len, opal_strerror(rc));
