@@ -27,6 +27,13 @@
  *                                and in order
  *   btl_tcp_rank crossflood N    every rank sends N messages to every
  *                                other, progressing only when refused
+ *   btl_tcp_rank latecomer       np 3: rank 1 keeps rank 0 busy with a
+ *                                ping-pong over their one connection
+ *                                (which rank 0 reads directly, asking
+ *                                epoll only every btl_tcp_epoll_interval
+ *                                calls) while rank 2 connects and sends:
+ *                                rank 0 must accept it and read its
+ *                                message before the ping-pong ends
  *   btl_tcp_rank sleepyreader N  rank 1 sleeps while rank 0's N messages
  *                                fill its socket, then reads them in
  *                                passes of btl_tcp_recv_budget: the pass
@@ -69,6 +76,7 @@
 #define TAG_HANDLE 0xf0 /* rank 0's region: address, handle */
 #define TAG_DONE   0xf1
 #define TAG_SLOW   0xf2 /* slowreader's and crossflood's messages */
+#define TAG_PING   0xf3 /* latecomer's ping-pong */
 
 static uint32_t my_rank;
 static bool failed_peer[2];
@@ -699,6 +707,91 @@ static bool run_sleepyreader(const char *count)
     return send_am(0, TAG_DONE, "done", 4) && !broken;
 }
 
+/* ----------------------------------------------------------- latecomer */
+
+/* Pings rank 0 answered, rank 1's pongs, the answer that ends the game
+ * (rank 0 sends it once rank 2's message is in). */
+static size_t pings, pongs;
+static bool stopped, stop_sent;
+
+static void ping_cb(struct mca_btl_base_module_t *btl,
+                    const mca_btl_base_receive_descriptor_t *desc)
+{
+    (void) btl;
+    if (0 == my_rank) {
+        ++pings;
+        const char *answer = done_received ? "stop" : "pong";
+        stop_sent = send_am(1, TAG_PING, answer, 4) && done_received;
+    } else if (4 == desc->des_segments[0].seg_len &&
+               0 == memcmp(desc->des_segments[0].seg_addr, "stop", 4)) {
+        stopped = true;
+    } else {
+        ++pongs;
+    }
+}
+
+static bool run_latecomer(void)
+{
+    if (3 != opal_proc_job_info()->size) {
+        fail("latecomer runs on 3 ranks");
+        return false;
+    }
+    /* The connection between ranks 0 and 1 is up before rank 2 starts. */
+    if (1 == my_rank) {
+        size_t before = pongs;
+        if (!send_am(0, TAG_PING, "ping", 4)) {
+            return false;
+        }
+        while (pongs == before && !broken) {
+            if (opal_timer_ns() > deadline_ns) {
+                fail("timed out waiting for the first pong");
+                return false;
+            }
+            (void) opal_progress();
+        }
+    } else if (0 == my_rank && !wait_size(&pings, "the first ping")) {
+        return false;
+    }
+    if (OPAL_SUCCESS != opal_fence(false)) {
+        fail("fence");
+        return false;
+    }
+    if (0 == my_rank) {
+        /* Only rank 1's pings keep progress busy here: rank 2's
+         * connection is seen by an epoll pass, or never. */
+        if (!wait_for(&done_received, "rank 2's message")) {
+            return false;
+        }
+        size_t at = pings;
+        /* Rank 1 stops at the next answer; rank 2 waits for its own. */
+        if (!send_am(2, TAG_DONE, "seen", 4) || !wait_for(&stop_sent, "rank 1's last ping")) {
+            return false;
+        }
+        say("read rank 2's message after %zu pings", at);
+        return !broken;
+    }
+    if (2 == my_rank) {
+        usleep(100 * 1000);
+        return send_am(0, TAG_DONE, "late", 4) && wait_for(&done_received, "rank 0's answer") &&
+               !broken;
+    }
+    while (!stopped && !broken) {
+        size_t before = pongs;
+        if (!send_am(0, TAG_PING, "ping", 4)) {
+            return false;
+        }
+        while (pongs == before && !stopped && !broken) {
+            if (opal_timer_ns() > deadline_ns) {
+                fail("timed out after %zu pongs (rank 0 never read rank 2's message)", pongs);
+                return false;
+            }
+            (void) opal_progress();
+        }
+    }
+    say("played %zu rounds until rank 0 had rank 2's message", pongs);
+    return !broken;
+}
+
 /* -------------------------------------------------------------- forged */
 
 typedef struct {
@@ -822,7 +915,8 @@ int main(int argc, char **argv)
           0 == strcmp(argv[1], "sleepyreader")) &&
          argc < 3)) {
         fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged | sockopts IDLE INTVL "
-                        "PROBES USER_MS | slowreader N | crossflood N | sleepyreader N\n");
+                        "PROBES USER_MS | slowreader N | crossflood N | sleepyreader N | "
+                        "latecomer\n");
         return 2;
     }
     deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
@@ -837,11 +931,13 @@ int main(int argc, char **argv)
     if (OPAL_SUCCESS == mca_btl_base_am_register(TAG_HANDLE, am_cb, NULL) &&
         OPAL_SUCCESS == mca_btl_base_am_register(TAG_DONE, am_cb, NULL) &&
         OPAL_SUCCESS == mca_btl_base_am_register(TAG_SLOW, slow_cb, NULL) &&
+        OPAL_SUCCESS == mca_btl_base_am_register(TAG_PING, ping_cb, NULL) &&
         OPAL_SUCCESS == mca_btl_base_init(false, false)) {
         (void) mca_btl_base_register_error_cb(error_cb);
         if (OPAL_SUCCESS == opal_fence(true) && OPAL_SUCCESS == mca_btl_base_add_all_procs() &&
             OPAL_SUCCESS == opal_fence(false)) {
             bool ok = 0 == strcmp(argv[1], "forged")         ? run_forged()
+                      : 0 == strcmp(argv[1], "latecomer")    ? run_latecomer()
                       : 0 == strcmp(argv[1], "sockopts")     ? run_sockopts(argv)
                       : 0 == strcmp(argv[1], "slowreader")   ? run_slowreader(argv[2])
                       : 0 == strcmp(argv[1], "crossflood")   ? run_crossflood(argv[2])

@@ -379,6 +379,34 @@ START_TEST(a_flood_among_three_with_one_descriptor_each_arrives_intact)
 }
 END_TEST
 
+START_TEST(a_peer_connecting_while_one_connection_keeps_a_rank_busy_is_accepted)
+{
+    /* With one connection up, rank 0 reads its socket directly and asks
+     * epoll only every btl_tcp_epoll_interval calls: rank 2's connection
+     * must still be accepted while rank 1's ping-pong keeps rank 0 busy
+     * (it stops only once rank 0 has rank 2's message). */
+    char prog[4096];
+    snprintf(prog, sizeof(prog), "%s", mcarun_test_build_path("test/btl/btl_tcp_rank"));
+    const char *argv[] = {"-np",      "3",  "--oversubscribe", "--timeout", "90", "--mca", "btl",
+                          "self,tcp", prog, "latecomer",       NULL};
+    mcarun_run_t run;
+    mcarun_test_mcarun(&run, NULL, argv);
+    bool ok = 0 == run.status && !btl_suite_has(run.out, "FAILED") &&
+              btl_suite_has(run.out, "rank 0: read rank 2's message after ") &&
+              btl_suite_has(run.out, "rank 1: played ");
+    for (int r = 0; r < 3 && ok; ++r) {
+        char line[64];
+        snprintf(line, sizeof(line), "rank %d: latecomer ok\n", r);
+        ok = btl_suite_has(run.out, line);
+    }
+    if (!ok) {
+        mcarun_test_dump(&run);
+        ck_abort_msg("btl_tcp_rank latecomer did not pass (mcarun exited %d)", run.status);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 int main(void)
 {
     /* Under valgrind the sendi case stops at 16 times fewer messages than
@@ -397,6 +425,7 @@ int main(void)
     OPAL_TEST_ADD(s, slow_readers_get_every_message_intact);
     OPAL_TEST_ADD(s, a_flood_among_three_with_one_descriptor_each_arrives_intact);
     OPAL_TEST_ADD(s, a_read_that_spends_the_budget_and_empties_the_socket_is_handled);
+    OPAL_TEST_ADD(s, a_peer_connecting_while_one_connection_keeps_a_rank_busy_is_accepted);
     OPAL_TEST_ADD(s, a_frame_of_unknown_type_drops_the_peer_with_the_reason);
     OPAL_TEST_ADD(s, an_oversized_message_drops_the_peer_before_anything_is_read);
     OPAL_TEST_ADD(s, a_reply_to_no_request_drops_the_peer);

@@ -247,6 +247,13 @@ typedef struct mca_btl_tcp_module_t {
     bool epfd_registered;
     /* Progress calls since the last check of connection deadlines. */
     unsigned progress_calls;
+    /* Endpoints connected, and the one when that is exactly one (NULL
+     * while not known: the next epoll pass finds it). Progress reads that
+     * one's socket directly, and asks epoll about everything else only
+     * every btl_tcp_epoll_interval calls (direct_calls counts them). */
+    uint32_t connected_count;
+    struct mca_btl_base_endpoint_t *sole;
+    unsigned direct_calls;
     /* A timerfd in the epoll set, armed for the nearest connection or
      * handshake deadline, so that a process asleep in opal_progress_wait
      * wakes for it (-1 when the kernel gave none: then only the periodic
@@ -294,6 +301,8 @@ typedef struct mca_btl_tcp_component_t {
     size_t splice_min;
     /* Most bytes one progress pass reads from one connection. */
     size_t recv_budget;
+    /* With one connection, progress calls per epoll pass (1: every call). */
+    unsigned epoll_interval;
     /* Dead-peer detection by the kernel: keepalive probes on an idle
      * connection (seconds; time 0: none) and the longest time sent data
      * may stay unacknowledged (TCP_USER_TIMEOUT, ms; 0: the kernel's). */
@@ -334,7 +343,11 @@ int mca_btl_tcp_finalize(mca_btl_base_module_t *btl);
 int mca_btl_tcp_module_address(mca_btl_tcp_module_t *module, mca_btl_tcp_addr_t *addr, char **why);
 
 /* One pass: queued writes, connections, handshakes, received frames. */
+/* One progress pass: the sole connection's socket read directly, or an
+ * epoll pass over everything (mca_btl_tcp_module_poll). */
 int mca_btl_tcp_module_progress(mca_btl_tcp_module_t *module);
+/* One epoll pass over every socket and the timer. */
+int mca_btl_tcp_module_poll(mca_btl_tcp_module_t *module);
 
 /* The endpoint of rank, created from its modex record when missing; NULL
  * with why filled when it cannot be reached. */

@@ -357,6 +357,8 @@ static bool connected(mca_btl_tcp_endpoint_t *ep)
         }
     }
     ep->state = MCA_BTL_TCP_EP_CONNECTED;
+    mca_btl_tcp_module_t *module = ep->module;
+    module->sole = 1 == ++module->connected_count ? ep : NULL;
     ep->rhead = ep->rtail = 0;
     ep->rstate = MCA_BTL_TCP_RECV_HDR;
     if (opal_output_check_verbosity(20, mca_btl_base_output)) {
@@ -717,6 +719,10 @@ void mca_btl_tcp_peer_failed(mca_btl_tcp_endpoint_t *ep, const char *what)
         return;
     }
     mca_btl_tcp_module_t *module = ep->module;
+    if (MCA_BTL_TCP_EP_CONNECTED == ep->state) {
+        --module->connected_count;
+        module->sole = NULL;
+    }
     ep->state = MCA_BTL_TCP_EP_GONE;
     unwatch_close(module, ep->poll.fd);
     ep->poll.fd = -1;
@@ -831,4 +837,6 @@ void mca_btl_tcp_endpoints_release(mca_btl_tcp_module_t *module)
         free(ep);
     }
     module->ep_list = NULL;
+    module->connected_count = 0;
+    module->sole = NULL;
 }

@@ -142,7 +142,7 @@ static int epoll_ready(int fd, uint32_t epoll_events, void *context)
 {
     (void) fd;
     (void) epoll_events;
-    return mca_btl_tcp_module_progress(context);
+    return mca_btl_tcp_module_poll(context);
 }
 
 int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)

@@ -307,10 +307,46 @@ int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
 /* Passes between checks of connection and handshake deadlines. */
 #define TIMEOUT_CHECK_INTERVAL 1024
 
+/* The connected endpoint when there is exactly one, found after it was
+ * forgotten (another connection came and went). */
+static mca_btl_tcp_endpoint_t *find_sole(mca_btl_tcp_module_t *module)
+{
+    for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
+        if (MCA_BTL_TCP_EP_CONNECTED == ep->state) {
+            return ep;
+        }
+    }
+    return NULL;
+}
+
 int mca_btl_tcp_module_progress(mca_btl_tcp_module_t *module)
+{
+    OPAL_THREAD_LOCK(&module->lock);
+    mca_btl_tcp_endpoint_t *ep = module->sole;
+    /* With one connection, epoll would only say that its socket is
+     * readable, one system call more per message. What only epoll sees
+     * (a new connection, the timer, room in a full socket: sends are
+     * queued) is asked for every epoll_interval calls. */
+    if (NULL != ep && NULL == ep->sendq.head &&
+        ++module->direct_calls < mca_btl_tcp_component.epoll_interval) {
+        int events = mca_btl_tcp_recv(ep);
+        if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
+            module->progress_calls = 0;
+            mca_btl_tcp_connect_timeouts(module);
+        }
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return events;
+    }
+    int events = mca_btl_tcp_module_poll(module);
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return events;
+}
+
+int mca_btl_tcp_module_poll(mca_btl_tcp_module_t *module)
 {
     struct epoll_event evs[16];
     OPAL_THREAD_LOCK(&module->lock);
+    module->direct_calls = 0;
     int events = 0;
     int n = epoll_wait(module->epfd, evs, (int) (sizeof(evs) / sizeof(evs[0])), 0);
     for (int i = 0; i < n; ++i) {
@@ -342,6 +378,9 @@ int mca_btl_tcp_module_progress(mca_btl_tcp_module_t *module)
     if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
         module->progress_calls = 0;
         mca_btl_tcp_connect_timeouts(module);
+    }
+    if (1 == module->connected_count && NULL == module->sole) {
+        module->sole = find_sole(module);
     }
     OPAL_THREAD_UNLOCK(&module->lock);
     return events;
