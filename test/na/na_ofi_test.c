@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/util/opal_error.h"
 #include "test/na/na_test_support.h"
 #include "test/support/opal_test.h"
@@ -32,7 +33,8 @@ const char *__lsan_default_suppressions(void)
 #endif
 
 /* The info string that opens a class: shm has no host to listen on. */
-#define NA_OFI_INFO (0 == strcmp(NA_OFI_PROTO, "shm") ? "ofi+shm" : "ofi+" NA_OFI_PROTO "://127.0.0.1")
+#define NA_OFI_INFO                                                                                \
+    (0 == strcmp(NA_OFI_PROTO, "shm") ? "ofi+shm" : "ofi+" NA_OFI_PROTO "://127.0.0.1")
 #define TIMEOUT 60
 
 static na_test_end_t server, client;
@@ -654,6 +656,101 @@ START_TEST(a_message_larger_than_its_receive_completes_truncated_with_its_first_
 }
 END_TEST
 
+static uint64_t pvar_value(const char *name)
+{
+    int idx = mca_base_pvar_find("opal", "na", "ofi", name);
+    ck_assert_msg(idx >= 0, "pvar na_ofi_%s is not registered", name);
+    mca_base_pvar_value_t v;
+    ck_assert_int_eq(mca_base_pvar_read(idx, &v), OPAL_SUCCESS);
+    return v.uint64val;
+}
+
+/* Client c sends "hello" (tag) to the server, freeing its address of the
+ * server as soon as the send is posted (the send holds the peer); the
+ * server receives it and returns the source it got, a reference. */
+static opal_na_addr_t *hello_from(na_test_end_t *c, opal_na_tag_t tag)
+{
+    char *uri = na_test_uri(&server);
+    ck_assert_ptr_nonnull(uri);
+    opal_na_addr_t *peer = NULL;
+    ck_assert_int_eq(opal_na_addr_lookup(c->cls, uri, &peer), OPAL_SUCCESS);
+    free(uri);
+    char rbuf[16];
+    na_test_result_t recv = {0}, send = {0};
+    ck_assert_int_eq(opal_na_msg_recv_unexpected(server.cls, server.ctx, na_test_record, &recv,
+                                                 rbuf, sizeof(rbuf), NULL, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(c->cls, c->ctx, na_test_record, &send, "hello", 6,
+                                                 NULL, peer, 0, tag, NULL),
+                     OPAL_SUCCESS);
+    opal_na_addr_free(c->cls, peer);
+    na_test_end_t both[2] = {server, *c};
+    ck_assert(na_test_wait(both, 2, &recv.calls, 1, TIMEOUT));
+    ck_assert(na_test_wait(both, 2, &send.calls, 1, TIMEOUT));
+    ck_assert_int_eq(send.ret, OPAL_SUCCESS);
+    ck_assert_int_eq(recv.ret, OPAL_SUCCESS);
+    ck_assert_int_eq(recv.tag, tag);
+    ck_assert_str_eq(rbuf, "hello");
+    ck_assert_ptr_nonnull(recv.source);
+    return recv.source;
+}
+
+/* A server keeps the addresses of peers no one holds any more only up to
+ * na_ofi_addr_cache (2 here): older ones leave the AV, so a server that
+ * outlives many clients does not grow with them. A peer dropped so that
+ * talks again is found again and answered. */
+START_TEST(idle_peers_past_the_cache_leave_the_av_and_are_found_again)
+{
+    setenv("OPAL_MCA_na_ofi_addr_cache", "2", 1);
+    na_test_init();
+    ck_assert_int_eq(na_test_open(NA_OFI_INFO, &server), OPAL_SUCCESS);
+    enum { NCLIENTS = 5 };
+    na_test_end_t clients[NCLIENTS];
+    for (int i = 0; i < NCLIENTS; ++i) {
+        ck_assert_int_eq(na_test_open(NA_OFI_INFO, &clients[i]), OPAL_SUCCESS);
+    }
+    const uint64_t held0 = pvar_value("addresses");
+    const uint64_t evicted0 = pvar_value("addresses_evicted");
+    for (int i = 0; i < NCLIENTS; ++i) {
+        opal_na_addr_free(server.cls, hello_from(&clients[i], (opal_na_tag_t) i));
+    }
+    /* The server dropped 3 of its 5 idle clients; each client keeps its
+     * idle address of the server. */
+    ck_assert_uint_eq(pvar_value("addresses_evicted") - evicted0, NCLIENTS - 2);
+    ck_assert_uint_eq(pvar_value("addresses") - held0, NCLIENTS + 2);
+
+    /* Client 0 was dropped: it talks again, and the server's answer to
+     * the source it got (inserted anew) reaches it. */
+    char back[16];
+    na_test_result_t got = {0}, sent = {0};
+    ck_assert_int_eq(opal_na_msg_recv_unexpected(clients[0].cls, clients[0].ctx, na_test_record,
+                                                 &got, back, sizeof(back), NULL, NULL),
+                     OPAL_SUCCESS);
+    opal_na_addr_t *src = hello_from(&clients[0], 7);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(server.cls, server.ctx, na_test_record, &sent,
+                                                 "again", 6, NULL, src, 0, 8, NULL),
+                     OPAL_SUCCESS);
+    opal_na_addr_free(server.cls, src);
+    na_test_end_t both[2] = {server, clients[0]};
+    ck_assert(na_test_wait(both, 2, &got.calls, 1, TIMEOUT));
+    ck_assert(na_test_wait(both, 2, &sent.calls, 1, TIMEOUT));
+    ck_assert_int_eq(got.ret, OPAL_SUCCESS);
+    ck_assert_int_eq(got.tag, 8);
+    ck_assert_str_eq(back, "again");
+    opal_na_addr_free(clients[0].cls, got.source);
+    /* Client 0 idle again pushed out the oldest idle one. */
+    ck_assert_uint_eq(pvar_value("addresses_evicted") - evicted0, NCLIENTS - 1);
+    ck_assert_uint_eq(pvar_value("addresses") - held0, NCLIENTS + 2);
+
+    for (int i = 0; i < NCLIENTS; ++i) {
+        na_test_close(&clients[i]);
+    }
+    na_test_close(&server);
+    na_test_fini();
+    unsetenv("OPAL_MCA_na_ofi_addr_cache");
+}
+END_TEST
+
 /* net is left out of the default ofi_provider_exclude's search but taken
  * when an info string names it; an exclude list the user sets still
  * refuses it. */
@@ -692,6 +789,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_put_into_a_read_only_handle_is_refused);
     OPAL_TEST_ADD(s, a_canceled_pending_transfer_completes_once_as_canceled);
     OPAL_TEST_ADD(s, malformed_uris_and_blobs_are_refused);
+    OPAL_TEST_ADD(s, idle_peers_past_the_cache_leave_the_av_and_are_found_again);
     if (0 != strcmp(NA_OFI_PROTO, "shm")) {
         OPAL_TEST_ADD(s, a_user_exclude_list_still_refuses_the_named_provider);
     }

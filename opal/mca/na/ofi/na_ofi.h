@@ -36,6 +36,7 @@
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/na/na.h"
+#include "opal/threads/opal_atomic.h"
 #include "opal/threads/opal_mutex.h"
 
 /* Expected messages' tag bit; unexpected ones are untagged. */
@@ -83,6 +84,11 @@ typedef struct na_ofi_addr_t {
      * nobody else's. */
     uint32_t retry_queued;
     uint64_t retry_blocked_pass;
+    /* Held by no one: in the class's idle list (oldest first), kept with
+     * its AV entry for a peer that comes back until na_ofi_addr_cache
+     * newer ones push it out (under the class lock). */
+    bool idle;
+    struct na_ofi_addr_t *idle_prev, *idle_next;
     uint16_t addrlen;
     uint8_t addr[NA_OFI_ADDR_MAX];
 } na_ofi_addr_t;
@@ -192,6 +198,8 @@ typedef struct na_ofi_class_t {
     char str_scheme[32];
     na_ofi_addr_t *self;
     na_ofi_addr_t *buckets[NA_OFI_ADDR_BUCKETS];
+    na_ofi_addr_t *idle_head, *idle_tail;
+    size_t idle_count;
     na_ofi_rbuf_t *rbufs;
     size_t nrbufs;
     na_ofi_kept_t *kept_free;
@@ -213,6 +221,12 @@ typedef struct opal_na_ofi_component_t {
     int rbuf_count;
     int rbuf_size;
     int multi_recv;
+    /* Addresses no one holds that a class keeps (na_ofi_addr_cache). */
+    int addr_cache;
+    /* pvars, summed over the classes: address objects held (in use or
+     * idle, each with its AV entry), and idle ones dropped. */
+    opal_atomic_uint64_t addresses;
+    opal_atomic_uint64_t addresses_evicted;
 } opal_na_ofi_component_t;
 
 OPAL_DECLSPEC extern opal_na_ofi_component_t mca_na_ofi_component;
@@ -227,6 +241,13 @@ static inline na_ofi_class_t *na_ofi_class(const opal_na_class_t *cls)
  * inserting it into the AV the first time; lock held. */
 int na_ofi_addr_get(na_ofi_class_t *oc, const void *addr, size_t len, na_ofi_addr_t **out);
 void na_ofi_addr_table_free(na_ofi_class_t *oc);
+/* Another reference to an address the caller holds one of. */
+static inline void na_ofi_addr_ref(na_ofi_addr_t *a)
+{
+    atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+}
+/* Drops a reference; lock held. The last one makes the address idle. */
+void na_ofi_addr_release(na_ofi_class_t *oc, na_ofi_addr_t *a);
 int na_ofi_addr_lookup(opal_na_class_t *cls, const char *uri, opal_na_addr_t **addr);
 int na_ofi_addr_self(opal_na_class_t *cls, opal_na_addr_t **addr);
 int na_ofi_addr_dup(opal_na_class_t *cls, opal_na_addr_t *addr, opal_na_addr_t **new_addr);

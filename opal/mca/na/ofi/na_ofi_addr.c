@@ -3,6 +3,14 @@
  * of the class (so that the sender named by an unexpected message's
  * header is found again without touching the AV), and their URIs.
  *
+ * An address no one holds (users, operations in flight, kept messages)
+ * stays in the table and the AV, idle, so that a peer that talks again
+ * is not inserted again; the class keeps the na_ofi_addr_cache most
+ * recently idle ones and drops older ones from the AV (fi_av_remove,
+ * which also lets the provider free its state for that peer). A server
+ * that outlives many clients so holds what its live and recent clients
+ * need, not one entry for every client it ever had.
+ *
  * URI component part (what follows "ofi+<protocol>://"):
  *   FI_SOCKADDR_IN    a.b.c.d:port
  *   FI_SOCKADDR_IN6   [v6]:port
@@ -35,6 +43,23 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n)
     return h;
 }
 
+static void idle_unlink(na_ofi_class_t *oc, na_ofi_addr_t *a)
+{
+    if (NULL != a->idle_prev) {
+        a->idle_prev->idle_next = a->idle_next;
+    } else {
+        oc->idle_head = a->idle_next;
+    }
+    if (NULL != a->idle_next) {
+        a->idle_next->idle_prev = a->idle_prev;
+    } else {
+        oc->idle_tail = a->idle_prev;
+    }
+    a->idle_prev = a->idle_next = NULL;
+    a->idle = false;
+    --oc->idle_count;
+}
+
 int na_ofi_addr_get(na_ofi_class_t *oc, const void *addr, size_t len, na_ofi_addr_t **out)
 {
     *out = NULL;
@@ -64,6 +89,9 @@ int na_ofi_addr_get(na_ofi_class_t *oc, const void *addr, size_t len, na_ofi_add
     for (na_ofi_addr_t *a = *bucket; NULL != a; a = a->hash_next) {
         if (a->hash == h && a->addrlen == len && 0 == memcmp(a->addr, addr, len)) {
             atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+            if (a->idle) {
+                idle_unlink(oc, a);
+            }
             *out = a;
             return OPAL_SUCCESS;
         }
@@ -86,8 +114,59 @@ int na_ofi_addr_get(na_ofi_class_t *oc, const void *addr, size_t len, na_ofi_add
     }
     a->hash_next = *bucket;
     *bucket = a;
+    atomic_fetch_add_explicit(&mca_na_ofi_component.addresses, 1, memory_order_relaxed);
     *out = a;
     return OPAL_SUCCESS;
+}
+
+/* Takes the oldest idle address out of the table and the AV. */
+static void evict_oldest(na_ofi_class_t *oc)
+{
+    na_ofi_addr_t *a = oc->idle_head;
+    idle_unlink(oc, a);
+    na_ofi_addr_t **link = &oc->buckets[a->hash % NA_OFI_ADDR_BUCKETS];
+    while (*link != a) {
+        link = &(*link)->hash_next;
+    }
+    *link = a->hash_next;
+    int rc = fi_av_remove(oc->ofi.av, &a->fi_addr, 1, 0);
+    if (0 != rc) {
+        opal_output_verbose(1, opal_na_base_output,
+                            "na/ofi (%s): fi_av_remove of an idle peer failed: %s",
+                            oc->ofi.prov_name, fi_strerror(-rc));
+    }
+    free(a);
+    atomic_fetch_sub_explicit(&mca_na_ofi_component.addresses, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&mca_na_ofi_component.addresses_evicted, 1, memory_order_relaxed);
+}
+
+void na_ofi_addr_release(na_ofi_class_t *oc, na_ofi_addr_t *a)
+{
+    int32_t was = atomic_fetch_sub_explicit(&a->refs, 1, memory_order_relaxed);
+    if (was <= 0) {
+        atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+        opal_output(0, "na/ofi: an address was freed more often than it was taken");
+        return;
+    }
+    if (1 != was || a->self) {
+        return;
+    }
+    /* Newest idle at the tail. */
+    a->idle = true;
+    a->idle_next = NULL;
+    a->idle_prev = oc->idle_tail;
+    if (NULL != oc->idle_tail) {
+        oc->idle_tail->idle_next = a;
+    } else {
+        oc->idle_head = a;
+    }
+    oc->idle_tail = a;
+    ++oc->idle_count;
+    const size_t keep =
+        mca_na_ofi_component.addr_cache > 0 ? (size_t) mca_na_ofi_component.addr_cache : 0;
+    while (oc->idle_count > keep) {
+        evict_oldest(oc);
+    }
 }
 
 void na_ofi_addr_table_free(na_ofi_class_t *oc)
@@ -97,8 +176,11 @@ void na_ofi_addr_table_free(na_ofi_class_t *oc)
             na_ofi_addr_t *a = oc->buckets[b];
             oc->buckets[b] = a->hash_next;
             free(a);
+            atomic_fetch_sub_explicit(&mca_na_ofi_component.addresses, 1, memory_order_relaxed);
         }
     }
+    oc->idle_head = oc->idle_tail = NULL;
+    oc->idle_count = 0;
 }
 
 /* ------------------------------------------------------------ URI text */
@@ -308,15 +390,13 @@ int na_ofi_addr_dup(opal_na_class_t *cls, opal_na_addr_t *addr, opal_na_addr_t *
 
 void na_ofi_addr_free(opal_na_class_t *cls, opal_na_addr_t *addr)
 {
-    (void) cls;
-    /* The class's table keeps the object (and its AV entry) until
-     * finalize: peers come back, and an unexpected message's sender is
-     * found again without an fi_av_insert. */
-    int32_t was =
-        atomic_fetch_sub_explicit(&((na_ofi_addr_t *) addr)->refs, 1, memory_order_relaxed);
-    if (was <= 0) {
-        opal_output(0, "na/ofi: an address was freed more often than it was taken");
+    if (NULL == addr) {
+        return;
     }
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    OPAL_THREAD_LOCK(&oc->lock);
+    na_ofi_addr_release(oc, (na_ofi_addr_t *) addr);
+    OPAL_THREAD_UNLOCK(&oc->lock);
 }
 
 bool na_ofi_addr_cmp(opal_na_class_t *cls, opal_na_addr_t *a, opal_na_addr_t *b)

@@ -11,6 +11,7 @@
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/na/base/base.h"
+#include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/na/ofi/na_ofi.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
@@ -127,6 +128,7 @@ static int ofi_register(void)
     c->rbuf_count = 8;
     c->rbuf_size = 256 * 1024;
     c->multi_recv = -1;
+    c->addr_cache = 1024;
     if (OPAL_SUCCESS != (rc = register_int("max_unexpected_size",
                                            "Largest unexpected message by default (a class "
                                            "may ask for more, up to 64 KiB)",
@@ -146,10 +148,33 @@ static int ofi_register(void)
                                            "Multi-receive buffers for unexpected messages "
                                            "when the provider has FI_MULTI_RECV: 1 yes, 0 no, "
                                            "-1 yes except with shm (costly there)",
-                                           &c->multi_recv))) {
+                                           &c->multi_recv)) ||
+        OPAL_SUCCESS != (rc = register_int("addr_cache",
+                                           "Peer addresses no one holds any more that a class "
+                                           "keeps (with their AV entries) for peers that talk "
+                                           "again; past that, the oldest leave the AV "
+                                           "(fi_av_remove). 0: each leaves when its last "
+                                           "reference goes",
+                                           &c->addr_cache))) {
         return rc;
     }
-    return OPAL_SUCCESS;
+    if (c->addr_cache < 0) {
+        opal_output(0, "na/ofi: na_ofi_addr_cache %d is negative: 0 is used", c->addr_cache);
+        c->addr_cache = 0;
+    }
+    rc = mca_base_component_pvar_register(
+        &c->super.na_version, "addresses",
+        "Peer address objects the na/ofi classes hold, in use or idle (each with its AV entry)",
+        MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_5,
+        MCA_BASE_PVAR_FLAG_NONE, &c->addresses, NULL, NULL);
+    if (rc >= 0) {
+        rc = mca_base_component_pvar_register(
+            &c->super.na_version, "addresses_evicted",
+            "Idle peer addresses dropped from the AV past na_ofi_addr_cache",
+            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_5,
+            MCA_BASE_PVAR_FLAG_NONE, &c->addresses_evicted, NULL, NULL);
+    }
+    return rc < 0 ? rc : OPAL_SUCCESS;
 }
 
 static const char *provider_of(const char *protocol)
@@ -462,7 +487,7 @@ static int ofi_context_destroy(opal_na_class_t *cls, opal_na_context_t *ctx)
     while (NULL != c->kept_head) {
         na_ofi_kept_t *k = c->kept_head;
         c->kept_head = k->next;
-        na_ofi_addr_free(cls, (opal_na_addr_t *) k->source);
+        na_ofi_addr_release(oc, k->source);
         k->rbuf->held--;
         (void) na_ofi_rbuf_repost(oc, k->rbuf);
         k->next = oc->kept_free;

@@ -22,7 +22,12 @@ static void op_begin(opal_na_context_t *ctx, na_ofi_op_t *o, na_ofi_addr_t *addr
 {
     o->fictx.kind = NA_OFI_FICTX_OP;
     o->fictx.owner = o;
+    /* The operation holds the peer until it completes: the caller may
+     * free its address at once. */
     o->addr = addr;
+    if (NULL != addr) {
+        na_ofi_addr_ref(addr);
+    }
     o->listed = false;
     o->rma_error = OPAL_SUCCESS;
     atomic_fetch_add_explicit(&((na_ofi_context_t *) ctx->plugin)->pending, 1,
@@ -35,6 +40,10 @@ static void op_unbegin(opal_na_class_t *cls, opal_na_context_t *ctx, na_ofi_op_t
     na_ofi_class_t *oc = na_ofi_class(cls);
     OPAL_THREAD_LOCK(&oc->lock);
     opal_common_ofi_mr_deregister(&o->tmp_mr);
+    if (NULL != o->addr) {
+        na_ofi_addr_release(oc, o->addr);
+        o->addr = NULL;
+    }
     OPAL_THREAD_UNLOCK(&oc->lock);
     atomic_fetch_sub_explicit(&((na_ofi_context_t *) ctx->plugin)->pending, 1,
                               memory_order_relaxed);
@@ -272,17 +281,17 @@ static void deliver(opal_na_class_t *cls, na_ofi_op_t *o, const uint8_t *data, s
     o->super.cb_info.info.recv_unexpected.tag = tag;
     bool canceled = false;
     if (!opal_na_base_op_claim(&o->super, &canceled)) {
-        na_ofi_addr_free(cls, (opal_na_addr_t *) source);
+        na_ofi_addr_release(na_ofi_class(cls), source);
         return;
     }
     if (canceled) {
-        na_ofi_addr_free(cls, (opal_na_addr_t *) source);
+        na_ofi_addr_release(na_ofi_class(cls), source);
         na_ofi_op_finish(cls, o, OPAL_ERR_CANCELED);
         return;
     }
     if (len > o->size) {
         /* The callback gets a source only with OPAL_SUCCESS (na.h). */
-        na_ofi_addr_free(cls, (opal_na_addr_t *) source);
+        na_ofi_addr_release(na_ofi_class(cls), source);
         na_ofi_op_finish(cls, o, OPAL_ERR_TRUNCATED);
         return;
     }
@@ -354,7 +363,7 @@ void na_ofi_msg_arrived(opal_na_class_t *cls, na_ofi_rbuf_t *rbuf, const uint8_t
     opal_na_context_t *ctx = opal_na_base_context_get(cls, dest_id);
     if (NULL == ctx || NULL == ctx->plugin) {
         opal_na_base_unknown_context(cls, dest_id);
-        na_ofi_addr_free(cls, (opal_na_addr_t *) source);
+        na_ofi_addr_release(na_ofi_class(cls), source);
         return;
     }
     na_ofi_context_t *pc = ctx->plugin;
@@ -378,7 +387,7 @@ void na_ofi_msg_arrived(opal_na_class_t *cls, na_ofi_rbuf_t *rbuf, const uint8_t
         if (0 == oc->dropped++) {
             opal_output(0, "na/ofi: out of memory keeping an unexpected message: dropped");
         }
-        na_ofi_addr_free(cls, (opal_na_addr_t *) source);
+        na_ofi_addr_release(na_ofi_class(cls), source);
         return;
     }
     k->next = NULL;

@@ -66,6 +66,10 @@ void na_ofi_op_finish(opal_na_class_t *cls, na_ofi_op_t *o, int ret)
         o->listed = false;
     }
     opal_common_ofi_mr_deregister(&o->tmp_mr);
+    if (NULL != o->addr) {
+        na_ofi_addr_release(oc, o->addr);
+        o->addr = NULL;
+    }
     opal_na_context_t *ctx = o->super.context;
     atomic_fetch_sub_explicit(&((na_ofi_context_t *) ctx->plugin)->pending, 1,
                               memory_order_relaxed);
@@ -196,9 +200,9 @@ static void handle_error(opal_na_class_t *cls)
                     OPAL_ERR_TRUNCATED == ret ? o->size : err.len;
             }
             opal_output_verbose(10, opal_na_base_output,
-                            "na/ofi (%s): an operation completed with error %d (olen %zu): %s",
-                            oc->ofi.prov_name, err.err, err.olen, text);
-        if (OPAL_ERR_CANCELED == ret && OPAL_SUCCESS != o->rma_error) {
+                                "na/ofi (%s): an operation completed with error %d (olen %zu): %s",
+                                oc->ofi.prov_name, err.err, err.olen, text);
+            if (OPAL_ERR_CANCELED == ret && OPAL_SUCCESS != o->rma_error) {
                 /* Withdrawn because its peer failed. */
                 ret = o->rma_error;
             } else if (OPAL_ERR_PEER_FAILED == ret) {

@@ -335,6 +335,7 @@ static int rma(opal_na_class_t *cls, opal_na_context_t *ctx, bool is_put, na_ofi
     o->fictx.kind = NA_OFI_FICTX_OP;
     o->fictx.owner = o;
     o->addr = peer;
+    na_ofi_addr_ref(peer);
     o->listed = false;
     o->local = local;
     o->remote = remote;
@@ -358,6 +359,8 @@ static int rma(opal_na_class_t *cls, opal_na_context_t *ctx, bool is_put, na_ofi
         /* Nothing started: refused now. */
         atomic_fetch_sub_explicit(&((na_ofi_context_t *) ctx->plugin)->pending, 1,
                                   memory_order_relaxed);
+        na_ofi_addr_release(oc, peer);
+        o->addr = NULL;
         opal_common_ofi_error("na/ofi", &oc->ofi, is_put ? "fi_write" : "fi_read", NULL, rc);
         ret = na_ofi_fi_error((int) -rc);
     } else {
