@@ -7,8 +7,9 @@
  * on one node unless the selection names it; and, through its own rank
  * program (test/btl/btl_tcp_rank.c), that a peer breaking the protocol is
  * dropped with the reason, a connection that never says hello is closed
- * at its deadline even while the owner sleeps in opal_progress_wait, and
- * forged put / get handles are refused.
+ * at its deadline even while the owner sleeps in opal_progress_wait,
+ * forged put / get handles are refused, and a third peer is accepted by
+ * a rank that one connection keeps busy (read directly, without epoll).
  */
 #include "opal/opal_config.h"
 
