@@ -6,9 +6,9 @@
  * An address no one holds (users, operations in flight, kept messages)
  * stays in the table and the AV, idle, so that a peer that talks again
  * is not inserted again; the class keeps the na_ofi_addr_cache most
- * recently idle ones and drops older ones from the AV (fi_av_remove). A server
- * that outlives many clients so holds what its live and recent clients
- * need, not one entry for every client it ever had.
+ * recently idle ones and drops older ones from the AV (fi_av_remove).
+ * A server that outlives many clients so holds what its live and recent
+ * clients need, not one entry for every client it ever had.
  *
  * URI component part (what follows "ofi+<protocol>://"):
  *   FI_SOCKADDR_IN    a.b.c.d:port
