@@ -307,6 +307,16 @@ int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
 /* Passes between checks of connection and handshake deadlines. */
 #define TIMEOUT_CHECK_INTERVAL 1024
 
+/* Counts a progress call; every TIMEOUT_CHECK_INTERVAL of them checks the
+ * connection and handshake deadlines. */
+static void count_call(mca_btl_tcp_module_t *module)
+{
+    if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
+        module->progress_calls = 0;
+        mca_btl_tcp_connect_timeouts(module);
+    }
+}
+
 /* The connected endpoint when there is exactly one, found after it was
  * forgotten (another connection came and went). */
 static mca_btl_tcp_endpoint_t *find_sole(mca_btl_tcp_module_t *module)
@@ -330,10 +340,7 @@ int mca_btl_tcp_module_progress(mca_btl_tcp_module_t *module)
     if (NULL != ep && NULL == ep->sendq.head &&
         ++module->direct_calls < mca_btl_tcp_component.epoll_interval) {
         int events = mca_btl_tcp_recv(ep);
-        if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
-            module->progress_calls = 0;
-            mca_btl_tcp_connect_timeouts(module);
-        }
+        count_call(module);
         OPAL_THREAD_UNLOCK(&module->lock);
         return events;
     }
@@ -375,10 +382,7 @@ int mca_btl_tcp_module_poll(mca_btl_tcp_module_t *module)
             }
         }
     }
-    if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
-        module->progress_calls = 0;
-        mca_btl_tcp_connect_timeouts(module);
-    }
+    count_call(module);
     if (1 == module->connected_count && NULL == module->sole) {
         module->sole = find_sole(module);
     }
