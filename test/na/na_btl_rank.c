@@ -248,7 +248,8 @@ static const struct {
     const char *description;
 } cases[] = {
     {"uri", na_test_case_uri, "URIs, lookup, self, serialized addresses, bad URIs"},
-    {"unexpected", na_test_case_unexpected, "every rank sends unexpected messages to rank 0"},
+    {"unexpected", na_test_case_unexpected,
+     "every rank sends (and injects) unexpected messages to rank 0"},
     {"expected", na_test_case_expected, "expected messages matched on source and tag, in order"},
     {"sizes", na_test_case_sizes, "every size to the limits, over-limit refused, truncation"},
     {"cancel", na_test_case_cancel, "cancel of posted receives, exactly once"},

@@ -1,8 +1,9 @@
 /*
  * na/btl's message cases: URIs and addresses, unexpected messages from
- * several senders at once, expected messages matched on source and tag
- * in order (some arriving before their receive), every size to the
- * limits, over-limit sizes refused, truncation, and cancel.
+ * several senders at once (every other one injected), expected messages
+ * matched on source and tag in order (some arriving before their
+ * receive), every size to the limits, over-limit sizes refused (sent or
+ * injected), truncation, and cancel.
  */
 #include "opal/opal_config.h"
 
@@ -193,9 +194,25 @@ bool na_test_case_unexpected(int argc, char **argv)
     }
     uint8_t *buf = malloc(3000);
     opal_na_op_id_t *op = opal_na_op_create(na_test.cls);
+    int injected = 0;
     for (int seq = 0; seq < count && !na_test.broken; ++seq) {
         size_t size = ((size_t) seq * 37) % 3000;
         na_test_fill(buf, na_test.rank, (uint64_t) seq, size);
+        if (1 == seq % 2) {
+            /* Every other one injected (no operation, buf free at once),
+             * in order with the ones sent; busy means send it instead. */
+            int rc = opal_na_msg_inject_unexpected(na_test.cls, na_test.ctx, buf, size,
+                                                   na_test.peers[0], 0, na_test.rank);
+            if (OPAL_SUCCESS == rc) {
+                memset(buf, 0xee, size);
+                ++injected;
+                continue;
+            }
+            if (OPAL_ERR_RESOURCE_BUSY != rc) {
+                na_test_fail("unexpected inject %d: %s", seq, opal_strerror(rc));
+                break;
+            }
+        }
         na_test_done_t d = {0};
         int rc = opal_na_msg_send_unexpected(na_test.cls, na_test.ctx, na_test_done_cb, &d, buf,
                                              size, NULL, na_test.peers[0], 0, na_test.rank, op);
@@ -204,6 +221,9 @@ bool na_test_case_unexpected(int argc, char **argv)
             na_test_fail("unexpected send %d: %s", seq,
                          opal_strerror(OPAL_SUCCESS != rc ? rc : d.ret));
         }
+    }
+    if (0 == injected && !na_test.broken) {
+        na_test_fail("no message of %d was taken by inject", count / 2);
     }
     (void) opal_na_op_destroy(na_test.cls, op);
     free(buf);
@@ -411,6 +431,10 @@ bool na_test_case_sizes(int argc, char **argv)
                                                         na_test.peers[peer], 0, 1, NULL) ||
         d.calls != 0) {
         na_test_fail("a message over the limit was not refused");
+    }
+    if (OPAL_ERR_BAD_PARAM != opal_na_msg_inject_unexpected(na_test.cls, na_test.ctx, sbuf,
+                                                            max_u + 1, na_test.peers[peer], 0, 1)) {
+        na_test_fail("an injected message over the limit was not refused");
     }
     /* A receive smaller than its message: truncated, its first bytes in. */
     if (!na_test_barrier()) {

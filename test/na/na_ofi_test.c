@@ -1,7 +1,8 @@
 /*
  * na/ofi between classes of one process on one provider (NA_OFI_PROTO:
- * "tcp", "net" or "shm"): lookup by URI, unexpected and expected messages,
- * sizes and limits, cancel, memory handles and put / get, bad input.
+ * "tcp", "net" or "shm"): lookup by URI, unexpected (sent or injected) and
+ * expected messages, sizes and limits, cancel, memory handles and put /
+ * get, bad input.
  * A provider libfabric does not run here makes the program a SKIP.
  */
 #include "opal/opal_config.h"
@@ -336,6 +337,73 @@ START_TEST(over_limit_sizes_and_tags_are_refused)
                                                  NULL, to_server, 0, max_tag + 1, NULL),
                      OPAL_ERR_BAD_PARAM);
     ck_assert_int_eq(w.calls, 0);
+    free(buf);
+    opal_na_addr_free(client.cls, to_server);
+    pair_close();
+}
+END_TEST
+
+START_TEST(injected_messages_keep_their_order_and_large_ones_are_left_to_send)
+{
+    pair_open();
+    opal_na_addr_t *to_server = lookup_server();
+    enum { COUNT = 40 };
+    static int msgs[COUNT];
+    na_test_result_t sent = {0};
+    int injected = 0, by_send = 0;
+    na_test_end_t both[2] = {server, client};
+    for (int i = 0; i < COUNT; ++i) {
+        int v = i;
+        if (1 == i) {
+            /* The first message completes first: a connection-oriented
+             * provider (rxm) takes injects only once it is connected. */
+            ck_assert(na_test_wait(both, 2, &sent.calls, 1, TIMEOUT));
+        }
+        if (1 == i % 2) {
+            /* No operation: v may change as soon as the call returns. */
+            int rc = opal_na_msg_inject_unexpected(client.cls, client.ctx, &v, sizeof(v), to_server,
+                                                   0, 7);
+            v = -1;
+            if (OPAL_SUCCESS == rc) {
+                ++injected;
+                continue;
+            }
+            ck_assert_int_eq(rc, OPAL_ERR_RESOURCE_BUSY);
+        }
+        msgs[i] = i;
+        ck_assert_int_eq(opal_na_msg_send_unexpected(client.cls, client.ctx, na_test_record, &sent,
+                                                     &msgs[i], sizeof(int), NULL, to_server, 0, 7,
+                                                     NULL),
+                         OPAL_SUCCESS);
+        ++by_send;
+    }
+    ck_assert_int_gt(injected, 0);
+    ck_assert(na_test_wait(both, 2, &sent.calls, by_send, TIMEOUT));
+    for (int i = 0; i < COUNT; ++i) {
+        int v = -1;
+        na_test_result_t r = {0};
+        ck_assert_int_eq(opal_na_msg_recv_unexpected(server.cls, server.ctx, na_test_record, &r, &v,
+                                                     sizeof(v), NULL, NULL),
+                         OPAL_SUCCESS);
+        ck_assert(na_test_wait(both, 2, &r.calls, 1, TIMEOUT));
+        ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+        ck_assert_int_eq(r.tag, 7);
+        ck_assert_int_eq(v, i);
+        opal_na_addr_free(server.cls, r.source);
+    }
+    /* Larger than a provider's inject size: nothing sent, send it. */
+    size_t umax = opal_na_msg_get_max_unexpected_size(client.cls);
+    char *buf = calloc(1, umax + 1);
+    ck_assert_uint_ge(umax, 4096); /* above every inject size na/ofi keeps */
+    ck_assert_int_eq(
+        opal_na_msg_inject_unexpected(client.cls, client.ctx, buf, umax, to_server, 0, 1),
+        OPAL_ERR_RESOURCE_BUSY);
+    ck_assert_int_eq(
+        opal_na_msg_inject_unexpected(client.cls, client.ctx, buf, umax + 1, to_server, 0, 1),
+        OPAL_ERR_BAD_PARAM);
+    ck_assert_int_eq(opal_na_msg_inject_unexpected(client.cls, client.ctx, buf, 1, to_server, 0,
+                                                   opal_na_msg_get_max_tag(client.cls) + 1),
+                     OPAL_ERR_BAD_PARAM);
     free(buf);
     opal_na_addr_free(client.cls, to_server);
     pair_close();
@@ -783,6 +851,7 @@ int main(void)
     OPAL_TEST_ADD(s, unexpected_messages_from_several_senders_all_arrive_in_order_per_sender);
     OPAL_TEST_ADD(s, every_size_up_to_the_limits_arrives_intact);
     OPAL_TEST_ADD(s, over_limit_sizes_and_tags_are_refused);
+    OPAL_TEST_ADD(s, injected_messages_keep_their_order_and_large_ones_are_left_to_send);
     OPAL_TEST_ADD(s, a_canceled_receive_completes_once_as_canceled);
     OPAL_TEST_ADD(s, a_message_larger_than_its_receive_completes_truncated_with_its_first_bytes);
     OPAL_TEST_ADD(s, put_and_get_with_offsets_over_1_and_16_segments);

@@ -62,7 +62,7 @@
 #include "opal/mca/mca.h"
 
 #define OPAL_NA_API_MAJOR 1
-#define OPAL_NA_API_MINOR 0
+#define OPAL_NA_API_MINOR 1
 
 /* ---------------------------------------------------------------- types */
 
@@ -324,6 +324,17 @@ typedef struct opal_na_class_ops_t {
     int (*msg_recv_expected)(opal_na_class_t *cls, opal_na_context_t *ctx, void *buf, size_t size,
                              void *plugin_data, opal_na_addr_t *source, uint8_t source_id,
                              opal_na_tag_t tag, opal_na_op_id_t *op);
+    /* Optional (the base answers OPAL_ERR_NOT_SUPPORTED): sends as
+     * msg_send_unexpected, but only if the transport takes the message at
+     * once, as libfabric's fi_inject. OPAL_SUCCESS: it is on its way, buf
+     * may be reused, and there is no operation and no callback.
+     * OPAL_ERR_RESOURCE_BUSY: nothing was sent (no room now, or sends
+     * queued before it that it must not pass); send it the usual way.
+     * Another error: as msg_send_unexpected's. No op id, so the hot path of
+     * a small message skips starting, completing and triggering one. */
+    int (*msg_inject_unexpected)(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
+                                 size_t size, opal_na_addr_t *dest, uint8_t dest_id,
+                                 opal_na_tag_t tag);
 
     /* --- memory handles */
     /* A handle over one piece of memory with access flags

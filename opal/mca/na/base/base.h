@@ -138,6 +138,14 @@ OPAL_DECLSPEC int opal_na_msg_send_unexpected(opal_na_class_t *cls, opal_na_cont
                                               size_t size, void *plugin_data, opal_na_addr_t *dest,
                                               uint8_t dest_id, opal_na_tag_t tag,
                                               opal_na_op_id_t *op);
+/* Sends a small unexpected message only if the transport takes it at
+ * once (na.h, msg_inject_unexpected): OPAL_SUCCESS, nothing to complete
+ * and buf free again; OPAL_ERR_RESOURCE_BUSY or OPAL_ERR_NOT_SUPPORTED
+ * (the component has no such call), nothing sent: use
+ * opal_na_msg_send_unexpected. Checks as that call does. */
+OPAL_DECLSPEC int opal_na_msg_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx,
+                                                const void *buf, size_t size, opal_na_addr_t *dest,
+                                                uint8_t dest_id, opal_na_tag_t tag);
 OPAL_DECLSPEC int opal_na_msg_recv_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx,
                                               opal_na_cb_t callback, void *arg, void *buf,
                                               size_t size, void *plugin_data, opal_na_op_id_t *op);

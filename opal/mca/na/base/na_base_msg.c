@@ -99,6 +99,24 @@ int opal_na_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, op
     return rc;
 }
 
+int opal_na_msg_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
+                                  size_t size, opal_na_addr_t *dest, uint8_t dest_id,
+                                  opal_na_tag_t tag)
+{
+    if (NULL == cls || NULL == ctx || NULL == dest) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (NULL == cls->ops->msg_inject_unexpected) {
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    int rc = check_msg(cls, buf, size, cls->ops->msg_get_max_unexpected_size(cls), "unexpected",
+                       true, tag);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return cls->ops->msg_inject_unexpected(cls, ctx, buf, size, dest, dest_id, tag);
+}
+
 int opal_na_msg_recv_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, opal_na_cb_t callback,
                                 void *arg, void *buf, size_t size, void *plugin_data,
                                 opal_na_op_id_t *op)

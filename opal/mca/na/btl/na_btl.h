@@ -242,6 +242,8 @@ int na_btl_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const v
                            opal_na_tag_t tag, opal_na_op_id_t *op);
 int na_btl_recv_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, void *buf, size_t size,
                            void *plugin_data, opal_na_op_id_t *op);
+int na_btl_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
+                             size_t size, opal_na_addr_t *dest, uint8_t dest_id, opal_na_tag_t tag);
 int na_btl_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf, size_t size,
                          void *plugin_data, opal_na_addr_t *dest, uint8_t dest_id,
                          opal_na_tag_t tag, opal_na_op_id_t *op);

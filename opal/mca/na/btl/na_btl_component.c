@@ -310,6 +310,7 @@ const opal_na_class_ops_t mca_na_btl_ops = {
     .msg_recv_unexpected = na_btl_recv_unexpected,
     .msg_send_expected = na_btl_send_expected,
     .msg_recv_expected = na_btl_recv_expected,
+    .msg_inject_unexpected = na_btl_inject_unexpected,
     .mem_handle_create = na_btl_mem_handle_create,
     .mem_handle_create_segments = na_btl_mem_handle_create_segments,
     .mem_handle_get_max_segments = na_btl_mem_handle_get_max_segments,

@@ -171,6 +171,28 @@ int na_btl_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const v
     return send_msg(cls, ctx, NA_BTL_TAG_UNEXPECTED, buf, size, dest, dest_id, tag, op);
 }
 
+/* send_msg without the operation: the message goes now or not at all. */
+int na_btl_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
+                             size_t size, opal_na_addr_t *dest, uint8_t dest_id, opal_na_tag_t tag)
+{
+    na_btl_class_t *nb = cls->plugin;
+    mca_btl_base_peer_t *peer;
+    int rc = na_btl_addr_peer(nb, dest, &peer);
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+        return rc;
+    }
+    /* Sends waiting for room go first: messages keep their order. */
+    if (NULL != nb->pending_sends.head) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    rc = send_now(nb, peer, NA_BTL_TAG_UNEXPECTED, ctx->id, buf, size, dest_id, tag);
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc && OPAL_ERR_RESOURCE_BUSY != rc) &&
+        atomic_load_explicit(&dest->failed, memory_order_acquire)) {
+        rc = OPAL_ERR_PEER_FAILED;
+    }
+    return rc;
+}
+
 int na_btl_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf, size_t size,
                          void *plugin_data, opal_na_addr_t *dest, uint8_t dest_id,
                          opal_na_tag_t tag, opal_na_op_id_t *op)

@@ -268,6 +268,9 @@ int na_ofi_addr_parse(const na_ofi_class_t *oc, const char *uri, uint8_t *addr, 
                       char *why, size_t why_size);
 
 /* ------------------------------------------------- na_ofi_msg.c */
+int na_ofi_msg_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
+                                 size_t size, opal_na_addr_t *dest, uint8_t dest_id,
+                                 opal_na_tag_t tag);
 int na_ofi_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
                                size_t size, void *plugin_data, opal_na_addr_t *dest,
                                uint8_t dest_id, opal_na_tag_t tag, opal_na_op_id_t *op);

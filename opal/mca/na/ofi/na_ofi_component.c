@@ -52,6 +52,7 @@ static const opal_na_class_ops_t ofi_ops = {
     .msg_buf_alloc = na_ofi_msg_buf_alloc,
     .msg_buf_free = na_ofi_msg_buf_free,
     .msg_send_unexpected = na_ofi_msg_send_unexpected,
+    .msg_inject_unexpected = na_ofi_msg_inject_unexpected,
     .msg_recv_unexpected = na_ofi_msg_recv_unexpected,
     .msg_send_expected = na_ofi_msg_send_expected,
     .msg_recv_expected = na_ofi_msg_recv_expected,

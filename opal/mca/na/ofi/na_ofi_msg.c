@@ -231,6 +231,35 @@ void na_ofi_retry_drain(opal_na_class_t *cls)
     }
 }
 
+/* The inject branch of na_ofi_msg_send_unexpected alone: fi_inject
+ * copies the message, so nothing is left to complete. */
+int na_ofi_msg_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
+                                 size_t size, opal_na_addr_t *dest, uint8_t dest_id,
+                                 opal_na_tag_t tag)
+{
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    na_ofi_addr_t *a = (na_ofi_addr_t *) dest;
+    if (NA_OFI_UHDR_FIXED + oc->self->addrlen + size > oc->inject_size) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    ssize_t rc = -FI_EAGAIN;
+    OPAL_THREAD_LOCK(&oc->lock);
+    /* Sends waiting to be retried to this peer go first. */
+    if (0 == a->retry_queued) {
+        size_t n = write_unexpected(oc, oc->scratch, sizeof(oc->scratch), buf, size, dest_id,
+                                    ctx->id, tag);
+        rc = fi_inject(oc->ofi.ep, oc->scratch, n, a->fi_addr);
+    }
+    OPAL_THREAD_UNLOCK(&oc->lock);
+    if (0 == rc) {
+        return OPAL_SUCCESS;
+    }
+    if (-FI_EAGAIN == rc) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    return send_error(oc, "sending an unexpected message to", a, rc);
+}
+
 int na_ofi_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
                                size_t size, void *plugin_data, opal_na_addr_t *dest,
                                uint8_t dest_id, opal_na_tag_t tag, opal_na_op_id_t *op)
