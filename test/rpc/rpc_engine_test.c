@@ -20,6 +20,7 @@
 #include "opal/runtime/opal_init.h"
 #include "opal/threads/opal_mutex.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_timer.h"
 #include "test/rpc/rpc_test_types.h"
 #include "test/support/opal_test.h"
 
@@ -570,6 +571,33 @@ START_TEST(send_to_a_missing_context_fails_the_request)
 }
 END_TEST
 
+/* Long timeouts are taken on the coarse clock: the deadline is still
+ * never before the fine clock at send plus the timeout, nor later than
+ * the slack after it; short ones are exact. */
+START_TEST(deadlines_on_the_coarse_clock_are_never_early)
+{
+    static const double timeouts[] = {OPAL_RPC_COARSE_MIN_S, 60.0, 0.5};
+    for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); ++i) {
+        outcome_t o = {0};
+        opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_SILENT), 1);
+        ck_assert_int_eq(opal_rpc_req_set_timeout(req, timeouts[i]), OPAL_SUCCESS);
+        opal_rpc_req_addref(req);
+        uint64_t before = opal_timer_ns();
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+        uint64_t after = opal_timer_ns();
+        uint64_t span = (uint64_t) (timeouts[i] * 1e9);
+        uint64_t slack = timeouts[i] >= OPAL_RPC_COARSE_MIN_S ? opal_rpc_engine.coarse_slack_ns : 0;
+        ck_assert_uint_ge(slack, timeouts[i] >= OPAL_RPC_COARSE_MIN_S ? 100000000u : 0u);
+        ck_assert_uint_ge(req->timer.deadline_ns, before + span);
+        ck_assert_uint_le(req->timer.deadline_ns, after + span + slack);
+        ck_assert_int_eq(opal_rpc_req_abort(req), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+        ck_assert_int_eq(o.status, OPAL_ERR_CANCELED);
+        opal_rpc_req_decref(req);
+    }
+}
+END_TEST
+
 START_TEST(requests_between_two_contexts)
 {
     opal_rpc_context_t *other = NULL;
@@ -903,6 +931,7 @@ static Suite *engine_suite(const char *name)
     add(s, peer_failure_completes_requests_to_it);
     add(s, one_way_requests_complete_on_send_and_arrive);
     add(s, send_to_a_missing_context_fails_the_request);
+    add(s, deadlines_on_the_coarse_clock_are_never_early);
     add(s, requests_between_two_contexts);
     add(s, credits_bound_requests_in_flight_and_keep_order);
     add(s, a_request_held_while_thousands_pass_gets_its_own_reply);

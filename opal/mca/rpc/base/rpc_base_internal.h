@@ -56,6 +56,8 @@ typedef struct opal_rpc_engine_t {
     _Atomic(rpc_proto_node_t *) by_base[256];
     opal_rpc_context_t *contexts[256];
     bool sched_open; /* opal_sched_init succeeded: handlers run as tasks */
+    /* Added to deadlines taken on the coarse clock (rpc_base_timer.h). */
+    uint64_t coarse_slack_ns;
 } opal_rpc_engine_t;
 OPAL_DECLSPEC extern opal_rpc_engine_t opal_rpc_engine;
 

@@ -311,7 +311,11 @@ int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *
         ++ctx->stats.bulk_inputs_held;
     }
     if (req->timeout > 0) {
-        req->timer.deadline_ns = opal_timer_ns() + (uint64_t) (req->timeout * 1e9);
+        uint64_t span = (uint64_t) (req->timeout * 1e9);
+        req->timer.deadline_ns =
+            req->timeout >= OPAL_RPC_COARSE_MIN_S
+                ? opal_timer_coarse_ns() + span + opal_rpc_engine.coarse_slack_ns
+                : opal_timer_ns() + span;
         (void) opal_rpc_timer_heap_push(&ctx->timers, &req->timer);
     }
     req->live_prev = NULL;
