@@ -24,6 +24,7 @@ typedef struct rpc_recv_slot_t {
     void *plugin_data;
     opal_na_op_id_t *op;
     bool posted;
+    struct rpc_recv_slot_t *repost_next; /* on the context's repost list */
 } rpc_recv_slot_t;
 
 /* A reply the rpc_reply_delay fault site holds. */
@@ -71,7 +72,13 @@ static void recv_done(const opal_na_cb_info_t *info)
                             ctx->idx, opal_strerror(info->ret));
     }
     if (!ctx->closing) {
-        recv_post(slot);
+        /* Posted again when the next progress round starts: a client's
+         * next request, sent once this round's completions have run,
+         * does not wait for the receive its reply freed (the context
+         * keeps rpc_base_recv_posted receives, so one fewer for a while
+         * loses nothing). */
+        slot->repost_next = ctx->repost;
+        ctx->repost = slot;
     }
 }
 
@@ -592,6 +599,18 @@ unsigned int opal_rpc_base_expire(opal_rpc_context_t *ctx)
 
 static unsigned int gone_progress(opal_rpc_context_t *ctx);
 
+/* Posts again the receives the previous round completed. */
+static inline void repost(opal_rpc_context_t *ctx)
+{
+    while (NULL != ctx->repost) {
+        rpc_recv_slot_t *slot = ctx->repost;
+        ctx->repost = slot->repost_next;
+        if (!ctx->closing) {
+            recv_post(slot);
+        }
+    }
+}
+
 /* One round: loopback deliveries, the network, deadlines (when timers),
  * completions (polled: the network was just polled, by a wait that
  * returned early). Returns how many things happened. */
@@ -600,6 +619,7 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
 {
     unsigned int events = 0;
     rpc_msg_t *m = NULL;
+    repost(ctx);
     if (atomic_load_explicit(&ctx->in_ready, memory_order_relaxed)) {
         RPC_CTX_LOCK(ctx);
         m = ctx->in_head;
@@ -861,6 +881,7 @@ static void na_drain(opal_rpc_context_t *ctx)
     }
     free(ctx->slots);
     ctx->slots = NULL;
+    ctx->repost = NULL;
 }
 
 /* Lets the handlers ctx's scheduler accepted run before ctx goes (with

@@ -188,6 +188,9 @@ struct opal_rpc_context_t {
     rpc_target_t *targets;
     struct rpc_recv_slot_t *slots;
     int slot_count;
+    /* Receives completed this round, posted again when the next one
+     * starts (only the thread progressing the context touches it). */
+    struct rpc_recv_slot_t *repost;
     _Atomic int sends_pending; /* na sends not completed */
     unsigned int rounds;       /* progress rounds (timers every 16th when spinning) */
     opal_rpc_stats_t stats;
