@@ -571,6 +571,134 @@ START_TEST(send_to_a_missing_context_fails_the_request)
 }
 END_TEST
 
+/* A request reset and sent again gets a reply of its own each round; the
+ * previous output (a decoded string) goes with the reset. */
+START_TEST(a_request_reset_and_sent_again_gets_a_new_reply_each_time)
+{
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 1);
+    for (uint32_t round = 0; round < 3; ++round) {
+        outcome_t o = {0};
+        echo_in_t *in = opal_rpc_req_input(req);
+        in->value = 10 * round;
+        in->text = round % 2 ? "odd" : "even";
+        opal_rpc_req_addref(req); /* kept past the callback */
+        ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+        /* Sent: in flight until its callback ran. */
+        ck_assert_int_eq(opal_rpc_req_reset(req, NULL), OPAL_ERR_RESOURCE_BUSY);
+        ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+        settle();
+        ck_assert_int_eq(o.calls, 1);
+        ck_assert_int_eq(o.status, OPAL_SUCCESS);
+        ck_assert_uint_eq(o.value, 10 * round + 1);
+        ck_assert_str_eq(o.text, round % 2 ? "odd" : "even");
+        ck_assert_int_eq(opal_rpc_req_reset(req, NULL), OPAL_SUCCESS);
+        /* Reset: the output is gone, the input stays for the caller. */
+        const echo_out_t *out = opal_rpc_req_output(req);
+        ck_assert_ptr_null(out->text);
+        ck_assert_uint_eq(out->value, 0);
+        ck_assert_uint_eq(((echo_in_t *) opal_rpc_req_input(req))->value, 10 * round);
+    }
+    /* A new target: a context that does not exist fails the send. */
+    const opal_rpc_endpoint_t missing = {.addr = NULL, .ctx_idx = 9};
+    ck_assert_int_eq(opal_rpc_req_reset(req, &missing), OPAL_SUCCESS);
+    outcome_t o = {0};
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_ERR_UNREACH);
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.completed, 4);
+}
+END_TEST
+
+/* As hg_rate does: the completion callback sends its request again. */
+typedef struct {
+    _Atomic int calls;
+    uint32_t last;
+    int failed;
+} chain_t;
+
+static void chain_cb(opal_rpc_request_t *req, int status, void *arg)
+{
+    chain_t *c = arg;
+    const echo_out_t *out = opal_rpc_req_output(req);
+    if (OPAL_SUCCESS != status || out->value != c->last + 1) {
+        c->failed = OPAL_SUCCESS != status ? status : OPAL_ERROR;
+    }
+    int n = atomic_fetch_add(&c->calls, 1) + 1;
+    if (n < 100 && OPAL_SUCCESS == c->failed) {
+        /* The engine's reference holds during the callback: one more is
+         * the next send's. */
+        if (OPAL_SUCCESS != opal_rpc_req_reset(req, NULL)) {
+            c->failed = OPAL_ERROR;
+            return;
+        }
+        echo_in_t *in = opal_rpc_req_input(req);
+        c->last = in->value = (uint32_t) n * 3;
+        opal_rpc_req_addref(req);
+        if (OPAL_SUCCESS != opal_rpc_req_send(req, chain_cb, c)) {
+            c->failed = OPAL_ERROR;
+        }
+    }
+}
+
+static bool chain_done(void *arg)
+{
+    chain_t *c = arg;
+    return atomic_load(&c->calls) >= 100 || OPAL_SUCCESS != c->failed;
+}
+
+START_TEST(a_callback_may_send_its_request_again)
+{
+    chain_t c = {.last = 5};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_ECHO), 5);
+    ck_assert_int_eq(opal_rpc_req_send(req, chain_cb, &c), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 20000, chain_done, &c), OPAL_SUCCESS);
+    settle();
+    ck_assert_int_eq(c.failed, OPAL_SUCCESS);
+    ck_assert_int_eq(atomic_load(&c.calls), 100);
+    /* The last round's reference was the engine's: nothing is left. */
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.completed, 100);
+}
+END_TEST
+
+START_TEST(a_server_request_and_an_unanswered_one_cannot_be_reset)
+{
+    outcome_t o = {0};
+    opal_rpc_request_t *req = make(OPAL_RPC_OPCODE(BASE, 1, OP_LATER), 1);
+    opal_rpc_req_addref(req);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o), OPAL_SUCCESS);
+    while (0 == atomic_load(&held_count)) {
+        (void) opal_rpc_progress(ctx, 10);
+    }
+    ck_assert_int_eq(opal_rpc_req_reset(held[0], NULL), OPAL_ERR_BAD_PARAM);
+    ck_assert_int_eq(opal_rpc_req_reset(req, NULL), OPAL_ERR_RESOURCE_BUSY);
+    ck_assert_int_eq(opal_rpc_reply_send(held[0]), OPAL_SUCCESS);
+    opal_rpc_req_decref(held[0]);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_reset(req, NULL), OPAL_SUCCESS);
+    /* Completed (aborted) but its callback not run yet: still busy. */
+    outcome_t o2 = {0};
+    opal_rpc_req_addref(req);
+    ck_assert_int_eq(opal_rpc_req_send(req, record, &o2), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_abort(req), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_rpc_req_reset(req, NULL), OPAL_ERR_RESOURCE_BUSY);
+    ck_assert_int_eq(opal_rpc_progress_cond(ctx, 10000, called, &o2), OPAL_SUCCESS);
+    ck_assert_int_eq(o2.status, OPAL_ERR_CANCELED);
+    ck_assert_int_eq(opal_rpc_req_reset(req, NULL), OPAL_SUCCESS);
+    opal_rpc_req_decref(req);
+    /* The handler kept the second one too (OP_LATER): answer it. */
+    while (atomic_load(&held_count) < 2) {
+        (void) opal_rpc_progress(ctx, 10);
+    }
+    (void) opal_rpc_reply_send(held[1]);
+    opal_rpc_req_decref(held[1]);
+    settle();
+}
+END_TEST
+
 /* Long timeouts are taken on the coarse clock: the deadline is still
  * never before the fine clock at send plus the timeout, nor later than
  * the slack after it; short ones are exact. */
@@ -931,6 +1059,9 @@ static Suite *engine_suite(const char *name)
     add(s, peer_failure_completes_requests_to_it);
     add(s, one_way_requests_complete_on_send_and_arrive);
     add(s, send_to_a_missing_context_fails_the_request);
+    add(s, a_request_reset_and_sent_again_gets_a_new_reply_each_time);
+    add(s, a_callback_may_send_its_request_again);
+    add(s, a_server_request_and_an_unanswered_one_cannot_be_reset);
     add(s, deadlines_on_the_coarse_clock_are_never_early);
     add(s, requests_between_two_contexts);
     add(s, credits_bound_requests_in_flight_and_keep_order);

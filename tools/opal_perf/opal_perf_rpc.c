@@ -69,28 +69,65 @@ typedef perf_rpc_t rate_t;
 
 static void rate_cb(opal_rpc_request_t *req, int status, void *arg)
 {
-    (void) req;
     rate_t *r = arg;
     if (OPAL_SUCCESS != status && OPAL_SUCCESS == r->failed) {
         r->failed = status;
     }
     ++r->done;
+    if (OPAL_RPC_OPCODE(RATE_BASE, 1, OP_RATE) == opal_rpc_req_opcode(req)) {
+        /* Ours to send again (send_one took a reference for it). */
+        if (r->nspare < r->spare_cap) {
+            r->spare[r->nspare++] = req;
+        } else {
+            opal_rpc_req_decref(req);
+        }
+    }
 }
 
+/* A rate request is created once per slot of the window and sent again
+ * each time it completes (reset, refilled), as hg_rate forwards the same
+ * handles again: what is measured is the RPC, not the allocation of a
+ * request (which opal_rpc_req_create from a cache keeps small anyway). */
 static int send_one(rate_t *r, int op, size_t size)
 {
-    const opal_rpc_endpoint_t ep = {.addr = r->server, .ctx_idx = 0};
     opal_rpc_request_t *req = NULL;
-    int rc = opal_rpc_req_create(r->ctx, &ep, OPAL_RPC_OPCODE(RATE_BASE, 1, op), &req);
-    if (OPAL_SUCCESS != rc) {
-        return rc;
+    int rc;
+    if (OP_RATE == op && r->nspare > 0) {
+        req = r->spare[--r->nspare];
+        rc = opal_rpc_req_reset(req, NULL);
+        if (OPAL_SUCCESS != rc) {
+            opal_rpc_req_decref(req);
+            return rc;
+        }
+    } else {
+        const opal_rpc_endpoint_t ep = {.addr = r->server, .ctx_idx = 0};
+        rc = opal_rpc_req_create(r->ctx, &ep, OPAL_RPC_OPCODE(RATE_BASE, 1, op), &req);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
     }
     if (OP_RATE == op) {
         rate_in_t *in = opal_rpc_req_input(req);
         in->data.buf = r->data;
         in->data.len = (uint32_t) size;
+        opal_rpc_req_addref(req); /* kept past the callback, for the next send */
     }
-    return opal_rpc_req_send(req, rate_cb, r);
+    rc = opal_rpc_req_send(req, rate_cb, r);
+    if (OPAL_SUCCESS != rc && OP_RATE == op) {
+        opal_rpc_req_decref(req); /* the callback will not run to keep it */
+    }
+    return rc;
+}
+
+/* Lets go of the requests kept for sending again. */
+static void spares_release(rate_t *r)
+{
+    while (r->nspare > 0) {
+        opal_rpc_req_decref(r->spare[--r->nspare]);
+    }
+    free(r->spare);
+    r->spare = NULL;
+    r->spare_cap = 0;
 }
 
 /* Runs count requests of size with window in flight; seconds taken. */
@@ -187,6 +224,11 @@ static int client(perf_t *p, rate_t *r)
     perf_options_t *o = &p->opts;
     int rc = OPAL_SUCCESS;
     int window = o->window > 0 ? o->window : 1;
+    r->spare = calloc((size_t) window, sizeof(*r->spare));
+    if (NULL == r->spare) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    r->spare_cap = window;
     if (o->json) {
         printf("{\n  \"command\": \"rpc-rate\",\n  \"na\": \"%s\",\n  \"window\": %d,\n"
                "  \"blocking\": %s,\n  \"results\": [",
@@ -306,6 +348,7 @@ int perf_rpc_run(perf_t *p, bool in_job)
         int frc = opal_fence(false);
         rc = OPAL_SUCCESS == rc ? frc : rc;
     }
+    spares_release(&r);
     opal_rpc_addr_free(r.server);
     free(r.data);
     perf_rpc_xfer_server_fini();

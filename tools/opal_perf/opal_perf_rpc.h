@@ -33,6 +33,10 @@ typedef struct perf_rpc_t {
     uint8_t *data; /* the largest size's bytes */
     long done;     /* completions so far */
     int failed;    /* the first error a completion saw */
+    /* rpc-rate: completed requests kept to be sent again (a reference
+     * each), as hg_rate forwards its handles again. */
+    opal_rpc_request_t **spare;
+    int nspare, spare_cap;
 } perf_rpc_t;
 
 /* Fills ops[PERF_RPC_OP_LAT], [BW_INIT] and [BW] with flags (0 or

@@ -215,6 +215,21 @@ OPAL_DECLSPEC int opal_rpc_req_set_timeout(opal_rpc_request_t *req, double secon
  * on error: then cb does not run). OPAL_ERR_RESOURCE_BUSY when the
  * target's credit queue is full. */
 OPAL_DECLSPEC int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *arg);
+/* Makes a request whose callback has run ready to be sent again, as
+ * Mercury's HG_Reset before another HG_Forward: ep (NULL: the same
+ * target) and the opcode stay as given, the previous output and error
+ * reason go, the input struct is kept for the caller to refill, the
+ * timeout is kept. The caller must hold a reference past the callback
+ * (opal_rpc_req_addref before sending it, or from within the callback,
+ * where the engine's still holds), and send consumes one as always:
+ *     opal_rpc_req_addref(req); opal_rpc_req_send(req, cb, arg);
+ *     ... cb ran ... opal_rpc_req_reset(req, NULL); refill the input;
+ *     opal_rpc_req_addref(req); opal_rpc_req_send(req, cb, arg); ...
+ *     opal_rpc_req_decref(req);   the caller's reference, at the end
+ * A request never sent is reset too (ep changes its target).
+ * OPAL_ERR_RESOURCE_BUSY while it is in flight or its callback has not
+ * run; OPAL_ERR_BAD_PARAM for a server's request. */
+OPAL_DECLSPEC int opal_rpc_req_reset(opal_rpc_request_t *req, const opal_rpc_endpoint_t *ep);
 /* Cancels req: it completes with OPAL_ERR_CANCELED unless it completed
  * already (OPAL_SUCCESS either way). Any thread. */
 OPAL_DECLSPEC int opal_rpc_req_abort(opal_rpc_request_t *req);

@@ -682,6 +682,7 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         if (NULL != done->in_bulk) {
             opal_rpc_base_bulk_input_release(done);
         }
+        done->callback_ran = true;
         if (NULL != done->cb) {
             done->cb(done, done->status, done->cb_arg);
         }

@@ -153,6 +153,9 @@ struct opal_rpc_request_t {
      * (touched by the context's progress thread only). */
     struct rpc_out_pull_t *out_pull;
     _Atomic bool replied;     /* server: a reply was sent */
+    /* Client: progress reached its callback (or would have, without one);
+     * from then on it may be reset and sent again. */
+    bool callback_ran;
     opal_rpc_request_t *next; /* completion list or credit queue */
     /* The context's list of client requests not completed. */
     opal_rpc_request_t *live_prev, *live_next;

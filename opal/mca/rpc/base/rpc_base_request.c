@@ -53,6 +53,24 @@ int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec
     return OPAL_SUCCESS;
 }
 
+/* req's peer becomes ep's: a reference of the address, none for this
+ * process. */
+static int set_target(opal_rpc_request_t *req, const opal_rpc_endpoint_t *ep)
+{
+    opal_na_addr_t *addr = NULL;
+    if (NULL != ep->addr && NULL != opal_rpc_engine.na &&
+        !opal_na_addr_is_self(opal_rpc_engine.na, ep->addr)) {
+        int rc = opal_na_addr_dup(opal_rpc_engine.na, ep->addr, &addr);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    opal_rpc_addr_free(req->addr);
+    req->addr = addr;
+    req->peer_ctx = ep->ctx_idx;
+    return OPAL_SUCCESS;
+}
+
 int opal_rpc_req_create(opal_rpc_context_t *ctx, const opal_rpc_endpoint_t *ep, uint32_t opcode,
                         opal_rpc_request_t **reqp)
 {
@@ -78,13 +96,10 @@ int opal_rpc_req_create(opal_rpc_context_t *ctx, const opal_rpc_endpoint_t *ep, 
     req->timeout = opal_rpc_base_vars.timeout;
     req->timer.slot = OPAL_RPC_TIMER_NONE;
     req->state = RPC_REQ_CREATED;
-    if (NULL != ep->addr && NULL != opal_rpc_engine.na &&
-        !opal_na_addr_is_self(opal_rpc_engine.na, ep->addr)) {
-        rc = opal_na_addr_dup(opal_rpc_engine.na, ep->addr, &req->addr);
-        if (OPAL_SUCCESS != rc) {
-            opal_rpc_base_req_destroy(req);
-            return rc;
-        }
+    rc = set_target(req, ep);
+    if (OPAL_SUCCESS != rc) {
+        opal_rpc_base_req_destroy(req);
+        return rc;
     }
     *reqp = req;
     return OPAL_SUCCESS;
@@ -145,6 +160,51 @@ const char *opal_rpc_req_error_reason(const opal_rpc_request_t *req)
 opal_na_addr_t *opal_rpc_req_source(const opal_rpc_request_t *req)
 {
     return req->addr;
+}
+
+int opal_rpc_req_reset(opal_rpc_request_t *req, const opal_rpc_endpoint_t *ep)
+{
+    if (NULL == req || req->server) {
+        return OPAL_ERR_BAD_PARAM;
+    }
+    opal_rpc_context_t *ctx = req->ctx;
+    RPC_CTX_LOCK(ctx);
+    int state = req->state;
+    bool ran = req->callback_ran;
+    RPC_CTX_UNLOCK(ctx);
+    if (RPC_REQ_CREATED != state && (RPC_REQ_COMPLETED != state || !ran)) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    if (NULL != ep) {
+        int rc = set_target(req, ep);
+        if (OPAL_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    if (RPC_REQ_CREATED == state) {
+        return OPAL_SUCCESS;
+    }
+    /* What the last round left (completion took the timer, the credit,
+     * the live list and a bulk input already). */
+    if (NULL != req->output && req->output_decoded) {
+        req->op->out->free(req->output);
+        req->output_decoded = false;
+    }
+    if (NULL != req->output) {
+        memset(req->output, 0, req->op->out->struct_size);
+    }
+    free(req->error_reason);
+    req->error_reason = NULL;
+    req->status = OPAL_SUCCESS;
+    req->cb = NULL;
+    req->cb_arg = NULL;
+    req->target = NULL;
+    req->next = NULL;
+    req->callback_ran = false;
+    RPC_CTX_LOCK(ctx);
+    req->state = RPC_REQ_CREATED;
+    RPC_CTX_UNLOCK(ctx);
+    return OPAL_SUCCESS;
 }
 
 int opal_rpc_req_set_timeout(opal_rpc_request_t *req, double seconds)
