@@ -5,7 +5,8 @@
  *
  *   rpc-rate    the client keeps --window requests in flight (16 as
  *               hg_rate -x 16), each carrying an IOV of the size and
- *               answered with nothing; completed RPCs per second
+ *               answered with nothing, each sent again once it
+ *               completed (reset); completed RPCs per second
  *   rpc-lat, rpc-bw   (opal_perf_rpc_xfer.c)
  *   rpc-server  serves rpc-rate, rpc-lat and rpc-bw clients until one
  *               says it is done
