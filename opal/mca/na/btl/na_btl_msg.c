@@ -117,38 +117,50 @@ static int send_now(na_btl_class_t *nb, mca_btl_base_peer_t *peer, mca_btl_base_
     return mca_btl_base_mux_send_hdr(peer, btl_tag, hdr, sizeof(hdr), buf, size);
 }
 
+/* Sends the message now: OPAL_SUCCESS, OPAL_ERR_RESOURCE_BUSY when the BTL
+ * has no room or sends wait for room before it (messages keep their
+ * order), or the error (OPAL_ERR_PEER_FAILED for a peer known dead). */
+static int send_direct(na_btl_class_t *nb, opal_na_context_t *ctx, mca_btl_base_tag_t btl_tag,
+                       const void *buf, size_t size, opal_na_addr_t *dest, uint8_t dest_id,
+                       opal_na_tag_t tag)
+{
+    mca_btl_base_peer_t *peer;
+    int rc = na_btl_addr_peer(nb, dest, &peer);
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+        return rc;
+    }
+    if (OPAL_UNLIKELY(NULL != nb->pending_sends.head)) {
+        return OPAL_ERR_RESOURCE_BUSY;
+    }
+    rc = send_now(nb, peer, btl_tag, ctx->id, buf, size, dest_id, tag);
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc && OPAL_ERR_RESOURCE_BUSY != rc) &&
+        atomic_load_explicit(&dest->failed, memory_order_acquire)) {
+        rc = OPAL_ERR_PEER_FAILED;
+    }
+    return rc;
+}
+
 static int send_msg(opal_na_class_t *cls, opal_na_context_t *ctx, mca_btl_base_tag_t btl_tag,
                     const void *buf, size_t size, opal_na_addr_t *dest, uint8_t dest_id,
                     opal_na_tag_t tag, opal_na_op_id_t *op)
 {
     na_btl_class_t *nb = cls->plugin;
     na_btl_op_t *o = (na_btl_op_t *) op;
-    mca_btl_base_peer_t *peer;
-    int rc = na_btl_addr_peer(nb, dest, &peer);
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
+    int rc = send_direct(nb, ctx, btl_tag, buf, size, dest, dest_id, tag);
+    if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {
+        /* Sent and completed here: never counted as pending (two locked
+         * instructions saved on every send). */
+        bool canceled;
+        if (opal_na_base_op_claim(&o->super, &canceled)) {
+            (void) opal_thread_fetch_add_u64(&nb->completions, 1, memory_order_relaxed);
+            opal_na_base_op_complete(&o->super, canceled ? OPAL_ERR_CANCELED : OPAL_SUCCESS);
+        }
+        return OPAL_SUCCESS;
+    }
+    if (OPAL_ERR_RESOURCE_BUSY != rc) {
         return rc;
     }
     na_btl_context_t *nctx = ctx->plugin;
-    /* Sends waiting for room go first: messages keep their order. */
-    if (OPAL_LIKELY(NULL == nb->pending_sends.head)) {
-        rc = send_now(nb, peer, btl_tag, ctx->id, buf, size, dest_id, tag);
-        if (OPAL_LIKELY(OPAL_SUCCESS == rc)) {
-            /* Sent and completed here: never counted as pending (two
-             * locked instructions saved on every send). */
-            bool canceled;
-            if (opal_na_base_op_claim(&o->super, &canceled)) {
-                (void) opal_thread_fetch_add_u64(&nb->completions, 1, memory_order_relaxed);
-                opal_na_base_op_complete(&o->super, canceled ? OPAL_ERR_CANCELED : OPAL_SUCCESS);
-            }
-            return OPAL_SUCCESS;
-        }
-        if (OPAL_ERR_RESOURCE_BUSY != rc) {
-            if (atomic_load_explicit(&dest->failed, memory_order_acquire)) {
-                rc = OPAL_ERR_PEER_FAILED;
-            }
-            return rc;
-        }
-    }
     (void) opal_thread_fetch_add_u32(&nctx->pending, 1, memory_order_relaxed);
     o->cls = cls;
     o->buf = (void *) buf;
@@ -175,22 +187,7 @@ int na_btl_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const v
 int na_btl_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf,
                              size_t size, opal_na_addr_t *dest, uint8_t dest_id, opal_na_tag_t tag)
 {
-    na_btl_class_t *nb = cls->plugin;
-    mca_btl_base_peer_t *peer;
-    int rc = na_btl_addr_peer(nb, dest, &peer);
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
-        return rc;
-    }
-    /* Sends waiting for room go first: messages keep their order. */
-    if (NULL != nb->pending_sends.head) {
-        return OPAL_ERR_RESOURCE_BUSY;
-    }
-    rc = send_now(nb, peer, NA_BTL_TAG_UNEXPECTED, ctx->id, buf, size, dest_id, tag);
-    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc && OPAL_ERR_RESOURCE_BUSY != rc) &&
-        atomic_load_explicit(&dest->failed, memory_order_acquire)) {
-        rc = OPAL_ERR_PEER_FAILED;
-    }
-    return rc;
+    return send_direct(cls->plugin, ctx, NA_BTL_TAG_UNEXPECTED, buf, size, dest, dest_id, tag);
 }
 
 int na_btl_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, const void *buf, size_t size,

@@ -71,6 +71,16 @@ static int set_target(opal_rpc_request_t *req, const opal_rpc_endpoint_t *ep)
     return OPAL_SUCCESS;
 }
 
+/* Frees what decoding the output allocated inside it (the struct lives
+ * in the request's block). */
+static void output_release(opal_rpc_request_t *req)
+{
+    if (NULL != req->output && req->output_decoded) {
+        req->op->out->free(req->output);
+        req->output_decoded = false;
+    }
+}
+
 int opal_rpc_req_create(opal_rpc_context_t *ctx, const opal_rpc_endpoint_t *ep, uint32_t opcode,
                         opal_rpc_request_t **reqp)
 {
@@ -186,10 +196,7 @@ int opal_rpc_req_reset(opal_rpc_request_t *req, const opal_rpc_endpoint_t *ep)
     }
     /* What the last round left (completion took the timer, the credit,
      * the live list and a bulk input already). */
-    if (NULL != req->output && req->output_decoded) {
-        req->op->out->free(req->output);
-        req->output_decoded = false;
-    }
+    output_release(req);
     if (NULL != req->output) {
         memset(req->output, 0, req->op->out->struct_size);
     }
@@ -249,9 +256,7 @@ void opal_rpc_base_req_destroy(opal_rpc_request_t *req)
     if (NULL != req->input && req->input_decoded) {
         req->op->in->free(req->input);
     }
-    if (NULL != req->output && req->output_decoded) {
-        req->op->out->free(req->output);
-    }
+    output_release(req);
     free(req->error_reason);
     opal_rpc_base_block_free(req->pending_buf);
     if (NULL != req->in_bulk) {
