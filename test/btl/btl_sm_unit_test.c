@@ -342,6 +342,40 @@ START_TEST(fbox_delivers_messages_in_order_across_wraps)
 }
 END_TEST
 
+/* Every length that fits inline, starting at every 32-byte position of
+ * the ring, reads back as the bytes given, with its tag, and nothing reads
+ * as a message after it (the word past it was zeroed, or holds a header of
+ * an earlier lap). */
+START_TEST(fbox_every_length_reads_back_whole_at_every_position)
+{
+    fbox_fixture_t f;
+    fbox_setup(&f);
+    uint8_t data[RING / 4], got[RING / 4];
+    unsigned checked = 0;
+    for (uint32_t len = 0; len + SM_FBOX_HDR_SIZE <= RING / 4; ++len) {
+        for (uint32_t n = 0; n < RING / 32 + 1; ++n) {
+            for (uint32_t i = 0; i < len; ++i) {
+                data[i] = (uint8_t) (i * 13 + len + n);
+            }
+            ck_assert(fbox_send(&f, data, len, (uint8_t) n));
+            uint32_t glen = 0;
+            uint8_t tag = 0;
+            ck_assert_int_eq(1, fbox_recv(&f, got, &glen, &tag));
+            ck_assert_uint_eq(len, glen);
+            ck_assert_uint_eq((uint8_t) n, tag);
+            ck_assert_mem_eq(data, got, len);
+            sm_fbox_msg_t msg;
+            ck_assert_int_eq(0, sm_fbox_peek(&f.in, &msg));
+            ++checked;
+        }
+    }
+    ck_assert_uint_eq((RING / 4 - SM_FBOX_HDR_SIZE + 1) * (RING / 32 + 1), checked);
+    for (int i = 0; i < 64; ++i) {
+        ck_assert_uint_eq(0x5a, f.guard[i]);
+    }
+}
+END_TEST
+
 START_TEST(fbox_full_until_the_receiver_publishes)
 {
     fbox_fixture_t f;
@@ -638,6 +672,7 @@ int main(void)
     OPAL_TEST_ADD(s, fifo_many_producers_each_keep_their_order);
     OPAL_TEST_ADD(s, fbox_starts_empty);
     OPAL_TEST_ADD(s, fbox_delivers_messages_in_order_across_wraps);
+    OPAL_TEST_ADD(s, fbox_every_length_reads_back_whole_at_every_position);
     OPAL_TEST_ADD(s, fbox_full_until_the_receiver_publishes);
     OPAL_TEST_ADD(s, fbox_stale_payload_never_reads_as_a_header);
     OPAL_TEST_ADD(s, fbox_header_overrunning_the_ring_is_corrupt);
