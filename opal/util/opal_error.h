@@ -38,7 +38,8 @@
     X(OPAL_ERR_UNKNOWN_NAME, -25, "Unknown name")                                    \
     X(OPAL_ERR_BAD_VALUE, -26, "Bad value")                                          \
     X(OPAL_ERR_DECLINED, -27, "Declined to run")                                     \
-    X(OPAL_ERR_SILENT, -28, "Error already reported")
+    X(OPAL_ERR_SILENT, -28, "Error already reported")                                \
+    X(OPAL_ERR_HLC_SYNC, -29, "A peer's clock is ahead past the HLC epsilon")
 
 enum {
 #define OPAL_ERROR_ENUM(name, value, message) name = (value),

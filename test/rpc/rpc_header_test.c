@@ -18,7 +18,8 @@ static const opal_rpc_hdr_t sample = {.type = OPAL_RPC_HDR_REPLY,
                                       .src_ctx = 3,
                                       .dst_ctx = 4,
                                       .status = -5,
-                                      .payload_len = 2};
+                                      .payload_len = 2,
+                                      .hlc = 0x0102030405060708ull};
 
 static void encode_sample(uint8_t *buf)
 {
@@ -42,6 +43,7 @@ START_TEST(header_round_trips)
     ck_assert_uint_eq(out.dst_ctx, 4);
     ck_assert_int_eq(out.status, -5);
     ck_assert_uint_eq(out.payload_len, 2);
+    ck_assert(out.hlc == sample.hlc);
 }
 END_TEST
 
@@ -53,6 +55,9 @@ START_TEST(header_is_little_endian)
     ck_assert_uint_eq(buf[4], 0x03);
     ck_assert_uint_eq(buf[7], 0x01);
     ck_assert_uint_eq(buf[8], 0x88);
+    /* The sender's clock, last. */
+    ck_assert_uint_eq(buf[OPAL_RPC_HDR_SIZE - 8], 0x08);
+    ck_assert_uint_eq(buf[OPAL_RPC_HDR_SIZE - 1], 0x01);
 }
 END_TEST
 

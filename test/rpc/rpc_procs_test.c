@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "opal/mca/na/base/base.h"
+#include "opal/mca/rpc/base/rpc_base_header.h"
 #include "opal/mca/rpc/rpc.h"
 #include "opal/runtime/opal_init.h"
 #include "opal/util/opal_error.h"
@@ -93,6 +94,7 @@ typedef struct {
     uint32_t data_len;
     bool fill_ok;      /* the output's bytes are rpc_test_byte(i) */
     uint32_t words[2]; /* an 8-byte output's bytes as two u32 (noted) */
+    uint32_t clock[3]; /* a 12-byte output (clock): a timestamp, a count */
     char reason[256];
 } outcome_t;
 
@@ -109,6 +111,9 @@ static void record(opal_rpc_request_t *req, int status, void *arg)
         o->fill_ok = true;
         if (sizeof(o->words) == out->data.len) {
             memcpy(o->words, out->data.buf, sizeof(o->words));
+        }
+        if (sizeof(o->clock) == out->data.len) {
+            memcpy(o->clock, out->data.buf, sizeof(o->clock));
         }
         for (uint32_t i = 0; i < out->data.len && o->fill_ok; ++i) {
             o->fill_ok = bytes[i] == rpc_test_byte(i);
@@ -173,7 +178,7 @@ static void requests_to_a_server_started_alone(const char *info)
     }
     /* Inputs of the eager size - 1, + 1, and 1 MiB (by bulk). */
     size_t eager = opal_na_msg_get_max_unexpected_size(opal_rpc_na_class());
-    size_t fits = eager - 26 - (4 + 4 + 4 + 4); /* header, value, text, iov length */
+    size_t fits = eager - OPAL_RPC_HDR_SIZE - (4 + 4 + 4 + 4); /* value, text, iov length */
     size_t sizes[] = {fits - 1, fits, fits + 1, (size_t) 1 << 20};
     uint8_t *data = malloc((size_t) 1 << 20);
     for (size_t i = 0; i < ((size_t) 1 << 20); ++i) {
@@ -227,9 +232,9 @@ static void outputs_of_every_size(const char *info)
     outcome_t o;
     open_client(info);
     /* The output's encoding: value, ctx_idx, the IOV's length, its bytes;
-     * a message adds the 26-byte header. */
+     * a message adds the rpc header. */
     size_t eager = opal_na_msg_get_max_unexpected_size(opal_rpc_na_class());
-    size_t fits = eager - 26 - (4 + 1 + 4);
+    size_t fits = eager - OPAL_RPC_HDR_SIZE - (4 + 1 + 4);
     size_t sizes[] = {0, fits - 1, fits, fits + 1, (size_t) 1 << 20, (size_t) 64 << 20};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); ++k) {
         uint64_t before = bulk_outputs();
@@ -315,7 +320,7 @@ static void one_way_inputs_by_bulk(const char *info)
     outcome_t o;
     open_client(info);
     size_t eager = opal_na_msg_get_max_unexpected_size(opal_rpc_na_class());
-    size_t fits = eager - 26 - (4 + 4 + 4 + 4); /* header, value, text, iov length */
+    size_t fits = eager - OPAL_RPC_HDR_SIZE - (4 + 4 + 4 + 4); /* value, text, iov length */
     size_t sizes[] = {fits, fits + 1, (size_t) 1 << 20, fits + 1};
     uint8_t *data = malloc((size_t) 1 << 20);
     for (size_t i = 0; i < ((size_t) 1 << 20); ++i) {
@@ -746,6 +751,108 @@ END_TEST
 
 /* na/btl over btl/tcp (the project's own sockets): the server inherits
  * the selection. Check runs each case in its own process. */
+/* ------------------------------------------------ hybrid logical clock */
+
+#define MS UINT64_C(1000000)
+
+/* This process's wall clock as a timestamp, read finely. */
+static uint64_t wall_hlc(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return opal_rpc_unixnsec2hlc((uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec);
+}
+
+/* The clock operation: the server's epsilon becomes epsilon_ms (0: kept),
+ * its clock moves past to (0: not moved); *at is its clock as it answered,
+ * *refused its clock_refused count. */
+static void clock_call(uint32_t epsilon_ms, uint64_t to, outcome_t *o, uint64_t *at,
+                       uint32_t *refused)
+{
+    ck_assert_int_eq(
+        call(RPC_TEST_CLOCK, 0, epsilon_ms, 0 != to ? &to : NULL, 0 != to ? sizeof(to) : 0, o),
+        OPAL_SUCCESS);
+    if (OPAL_SUCCESS == o->status) {
+        memcpy(at, o->clock, sizeof(*at));
+        *refused = o->clock[2];
+    }
+}
+
+/* Each message carries its sender's clock: a server's clock moves past a
+ * client's that is ahead, and a client's past its server's reply; a
+ * message from further ahead than the receiver's epsilon is refused, both
+ * ways, with OPAL_ERR_HLC_SYNC and a reason, and leaves the clock where it
+ * was. (Offsets stay below the default epsilon of 1 s: this process's
+ * clock outlives the test.) */
+static void clocks_travel_with_messages(const char *info)
+{
+    outcome_t o;
+    uint64_t at = 0;
+    uint32_t refused = 0;
+    open_client(info);
+    /* The client 200 ms ahead: the server's clock, as it answers, is past
+     * the request's stamp (its wall clock alone would be 200 ms behind). */
+    ck_assert_int_eq(opal_rpc_hlc_get_msg(wall_hlc() + 200 * MS, NULL, NULL), OPAL_SUCCESS);
+    uint64_t sent = opal_rpc_hlc_get();
+    clock_call(0, 0, &o, &at, &refused);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert_uint_gt(at, sent);
+    ck_assert_uint_eq(refused, 0);
+    /* The server 400 ms ahead: the client's clock moves past the reply's. */
+    clock_call(0, wall_hlc() + 400 * MS, &o, &at, &refused);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert_uint_eq(o.value, 0);
+    ck_assert_uint_gt(opal_rpc_hlc_get(), at);
+    /* The server 700 ms ahead, the client's epsilon 100 ms: the reply is
+     * refused and the client's clock stays behind it. */
+    opal_rpc_hlc_epsilon_set(100 * MS);
+    uint64_t far = wall_hlc() + 700 * MS;
+    clock_call(0, far, &o, &at, &refused);
+    ck_assert_int_eq(o.status, OPAL_ERR_HLC_SYNC);
+    ck_assert_msg(NULL != strstr(o.reason, "past the HLC epsilon of 0.100 s"), "reason: %s",
+                  o.reason);
+    ck_assert_uint_lt(opal_rpc_hlc_get(), far);
+    opal_rpc_stats_t st;
+    opal_rpc_context_stats(ctx, &st);
+    ck_assert_uint_eq(st.clock_refused, 1);
+    /* Back to 1 s: the client takes the server's clock (700 ms ahead), then
+     * sets the server's epsilon to 50 ms; its next request is refused
+     * there. */
+    opal_rpc_hlc_epsilon_set(1000 * MS);
+    clock_call(50, 0, &o, &at, &refused);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert_uint_gt(opal_rpc_hlc_get(), far);
+    ck_assert_int_eq(call(RPC_TEST_ECHO, 0, 1, NULL, 0, &o), OPAL_SUCCESS);
+    ck_assert_int_eq(o.status, OPAL_ERR_HLC_SYNC);
+    ck_assert_msg(NULL != strstr(o.reason, "past the HLC epsilon of 0.050 s"), "reason: %s",
+                  o.reason);
+    /* Once the wall clock has caught up with the client's, the server
+     * takes its requests again (and counted the ones it refused). */
+    time_t deadline = time(NULL) + TIMEOUT;
+    do {
+        ck_assert_msg(time(NULL) < deadline, "the server still refuses: %s", o.reason);
+        usleep(100000);
+        clock_call(1000, 0, &o, &at, &refused);
+    } while (OPAL_ERR_HLC_SYNC == o.status);
+    ck_assert_int_eq(o.status, OPAL_SUCCESS);
+    ck_assert_uint_ge(refused, 2);
+    stop_server();
+    close_client();
+}
+
+START_TEST(btl_sm_clocks_travel_with_messages)
+{
+    setenv("OPAL_MCA_btl", "self,sm", 1);
+    clocks_travel_with_messages("btl");
+}
+END_TEST
+
+START_TEST(tcp_clocks_travel_with_messages)
+{
+    clocks_travel_with_messages("ofi+tcp");
+}
+END_TEST
+
 static const char *over_btl_tcp(void)
 {
     setenv("OPAL_MCA_btl", "self,tcp", 1);
@@ -828,5 +935,7 @@ int main(void)
     OPAL_TEST_ADD(s, tcp_one_way_inputs_by_bulk);
     OPAL_TEST_ADD(s, shm_one_way_inputs_by_bulk);
     OPAL_TEST_ADD(s, tcp_killed_server_completes_requests_in_flight);
+    OPAL_TEST_ADD(s, btl_sm_clocks_travel_with_messages);
+    OPAL_TEST_ADD(s, tcp_clocks_travel_with_messages);
     return opal_test_run(s);
 }

@@ -117,6 +117,36 @@ static void noted(opal_rpc_request_t *req)
     out->data.len = 0;
 }
 
+/* value > 0: the server's HLC epsilon becomes value ms; an 8-byte IOV: a
+ * timestamp the server's clock moves past (out value 0) or refuses (1).
+ * Answers with the server's clock (8 bytes) and its clock_refused count. */
+static void clock_op(opal_rpc_request_t *req)
+{
+    const rpc_test_in_t *in = opal_rpc_req_input(req);
+    rpc_test_out_t *out = opal_rpc_req_output(req);
+    if (in->value > 0) {
+        opal_rpc_hlc_epsilon_set((uint64_t) in->value * 1000000u);
+    }
+    out->value = 0;
+    if (sizeof(uint64_t) == in->data.len) {
+        uint64_t to;
+        memcpy(&to, in->data.buf, sizeof(to));
+        out->value = OPAL_SUCCESS == opal_rpc_hlc_get_msg(to, NULL, NULL) ? 0 : 1;
+    }
+    opal_rpc_stats_t stats;
+    opal_rpc_context_stats(opal_rpc_req_context(req), &stats);
+    uint32_t words[3];
+    uint64_t now = opal_rpc_hlc_get();
+    memcpy(words, &now, sizeof(now));
+    words[2] = (uint32_t) stats.clock_refused;
+    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
+    out->data.buf = words;
+    out->data.len = sizeof(words);
+    (void) opal_rpc_reply_send(req);
+    out->data.buf = NULL;
+    out->data.len = 0;
+}
+
 static void stop(opal_rpc_request_t *req)
 {
     *stop_flag = true;
@@ -133,6 +163,7 @@ static const opal_rpc_op_t ops[RPC_TEST_COUNT] = {
     [RPC_TEST_HELD] = {.handler = held, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
     [RPC_TEST_NOTED] = {.handler = noted, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
     [RPC_TEST_SEALS] = {.handler = seals, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
+    [RPC_TEST_CLOCK] = {.handler = clock_op, .in = &rpc_test_in_codec, .out = &rpc_test_out_codec},
 };
 
 int rpc_test_proto_register(volatile bool *stop)

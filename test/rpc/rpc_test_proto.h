@@ -6,7 +6,8 @@
  * of any size), fill (an output of `value` bytes, rpc_test_byte(i) each),
  * held (the server context's outputs held by bulk, in value), noted (the
  * notes received in value; the last one's IOV length and byte sum as two
- * u32 in data).
+ * u32 in data), clock (sets the server's HLC epsilon, moves its clock, and
+ * answers with it, rpc_test_proto.c).
  */
 #ifndef TEST_RPC_RPC_TEST_PROTO_H
 #define TEST_RPC_RPC_TEST_PROTO_H
@@ -24,6 +25,7 @@ enum {
     RPC_TEST_HELD,
     RPC_TEST_NOTED,
     RPC_TEST_SEALS,
+    RPC_TEST_CLOCK,
     RPC_TEST_COUNT
 };
 

@@ -43,9 +43,11 @@
 #include "opal/mca/mca.h"
 #include "opal/mca/na/na.h"
 #include "opal/mca/rpc/rpc_codec.h"
+#include "opal/mca/rpc/rpc_hlc.h"
 
 #define OPAL_RPC_API_MAJOR 1
-#define OPAL_RPC_API_MINOR 0
+/* 1: the hybrid logical clock (rpc_hlc.h), carried by every message. */
+#define OPAL_RPC_API_MINOR 1
 
 /* ----------------------------------------------------------- opcodes */
 
@@ -138,6 +140,9 @@ typedef struct opal_rpc_stats_t {
      * the seal after the bytes broken: their owner let them go before
      * they were read, and the pull failed (docs/rpc.md, "Seals"). */
     uint64_t bulk_seals_broken;
+    /* Messages refused because their sender's clock was ahead of this
+     * process's by more than the HLC epsilon (rpc_hlc.h). */
+    uint64_t clock_refused;
 } opal_rpc_stats_t;
 
 /* ------------------------------------------------------------- engine */

@@ -173,7 +173,7 @@ int opal_rpc_base_bulk_reply(opal_rpc_request_t *req, opal_rpc_hdr_t *hdr, uint8
     if (OPAL_SUCCESS == rc) {
         hdr->flags |= OPAL_RPC_HDR_F_BULK;
         hdr->payload_len = (uint32_t) payload;
-        (void) opal_rpc_hdr_encode(hdr, b, OPAL_RPC_HDR_SIZE);
+        opal_rpc_base_hdr_write(hdr, b);
         opal_cursor_init_write(&c, b + OPAL_RPC_HDR_SIZE, payload);
         opal_cursor_put_u64(&c, size);
         opal_cursor_put_u64(&c, seal);

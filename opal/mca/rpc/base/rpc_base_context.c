@@ -472,8 +472,9 @@ void opal_rpc_base_inflight_remove(opal_rpc_context_t *ctx, opal_rpc_request_t *
     }
 }
 
+/* refused: why the reply's clock was refused (rpc_hlc.h), or NULL. */
 static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
-                          const uint8_t *payload)
+                          const uint8_t *payload, const char *refused)
 {
     RPC_CTX_LOCK(ctx);
     opal_rpc_request_t *req = opal_rpc_base_inflight_get(ctx, hdr->id);
@@ -486,7 +487,13 @@ static void deliver_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
     RPC_CTX_UNLOCK(ctx);
     int status = hdr->status;
     char *reason = NULL;
-    if (0 != (hdr->flags & OPAL_RPC_HDR_F_BULK) && 0 == (hdr->flags & OPAL_RPC_HDR_F_ERROR)) {
+    if (NULL != refused) {
+        /* Its output is not read: what the peer did happened, by its
+         * clock, too far in this process's future to be ordered. */
+        status = OPAL_ERR_HLC_SYNC;
+        reason = strdup(refused);
+    } else if (0 != (hdr->flags & OPAL_RPC_HDR_F_BULK) &&
+               0 == (hdr->flags & OPAL_RPC_HDR_F_ERROR)) {
         if (NULL != req->out_pull) {
             /* A second reply while the first one's output is pulled. */
             RPC_CTX_LOCK(ctx);
@@ -547,11 +554,39 @@ void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t *buf, size_t l
         opal_rpc_addr_free(source);
         return;
     }
+    /* The sender's clock: this process's moves past it before anything
+     * the message starts, or the message is refused (rpc_hlc.h). */
+    uint64_t ahead = 0;
+    char refused[256];
+    bool clock_ok = OPAL_SUCCESS == opal_rpc_hlc_get_msg(hdr.hlc, NULL, &ahead);
+    if (!clock_ok) {
+        char name[128];
+        source_name(source, name, sizeof(name));
+        snprintf(refused, sizeof(refused),
+                 "the clock of %s is %.3f s ahead of this process's, past the HLC epsilon of "
+                 "%.3f s (rpc_base_hlc_epsilon), at context %u",
+                 name, (double) ahead / 1e9, (double) opal_rpc_hlc_epsilon_get() / 1e9, ctx->idx);
+        opal_output_verbose(1, opal_rpc_base_output, "rpc: refused a %s of opcode 0x%08x: %s",
+                            OPAL_RPC_HDR_REQUEST == hdr.type ? "request" : "reply", hdr.opcode,
+                            refused);
+        RPC_CTX_LOCK(ctx);
+        ++ctx->stats.clock_refused;
+        RPC_CTX_UNLOCK(ctx);
+    }
     if (OPAL_RPC_HDR_REQUEST == hdr.type) {
-        deliver_request(ctx, &hdr, buf + OPAL_RPC_HDR_SIZE, source);
+        if (clock_ok) {
+            deliver_request(ctx, &hdr, buf + OPAL_RPC_HDR_SIZE, source);
+            return;
+        }
+        /* As any refused request: answered unless one-way (a one-way input
+         * by bulk is acknowledged, its sender waits). */
+        if (0 == (hdr.flags & OPAL_RPC_HDR_F_ONEWAY) || 0 != (hdr.flags & OPAL_RPC_HDR_F_BULK)) {
+            opal_rpc_base_error_reply(ctx, &hdr, source, OPAL_ERR_HLC_SYNC, refused);
+        }
+        opal_rpc_addr_free(source);
     } else {
         opal_rpc_addr_free(source);
-        deliver_reply(ctx, &hdr, buf + OPAL_RPC_HDR_SIZE);
+        deliver_reply(ctx, &hdr, buf + OPAL_RPC_HDR_SIZE, clock_ok ? NULL : refused);
     }
 }
 

@@ -25,6 +25,7 @@ opal_rpc_base_vars_t opal_rpc_base_vars = {
     .credits = 0,
     .credit_queue = 4096,
     .recv_posted = 64,
+    .hlc_epsilon = 1.0,
 };
 
 opal_rpc_engine_t opal_rpc_engine;
@@ -49,6 +50,10 @@ static int rpc_base_register(mca_base_register_flag_t flags)
          MCA_BASE_VAR_TYPE_INT, &opal_rpc_base_vars.credit_queue},
         {"recv_posted", "Unexpected receives each context keeps posted", MCA_BASE_VAR_TYPE_INT,
          &opal_rpc_base_vars.recv_posted},
+        {"hlc_epsilon",
+         "Seconds a peer's hybrid logical clock may be ahead of this process's wall clock; a "
+         "message from further ahead is refused with OPAL_ERR_HLC_SYNC (CaRT's HLC epsilon)",
+         MCA_BASE_VAR_TYPE_DOUBLE, &opal_rpc_base_vars.hlc_epsilon},
     };
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); ++i) {
         int index = mca_base_var_register("opal", "rpc", "base", vars[i].name, vars[i].description,
@@ -104,6 +109,16 @@ int opal_rpc_init_opt(const char *info, bool listen, const opal_na_init_info_t *
         rc = OPAL_ERR_BAD_PARAM;
         goto out_close;
     }
+    /* (!(x >= 0) also refuses NaN.) Up to about 292 years of ns. */
+    if (!(opal_rpc_base_vars.hlc_epsilon >= 0) || opal_rpc_base_vars.hlc_epsilon > 9.2e9) {
+        opal_output(0,
+                    "rpc: bad variable value: rpc_base_hlc_epsilon %g is not a number of "
+                    "seconds in 0..9.2e9",
+                    opal_rpc_base_vars.hlc_epsilon);
+        rc = OPAL_ERR_BAD_PARAM;
+        goto out_close;
+    }
+    opal_rpc_hlc_epsilon_set((uint64_t) (opal_rpc_base_vars.hlc_epsilon * 1e9));
     memset(e->contexts, 0, sizeof(e->contexts));
     e->na = NULL;
     e->bulk = NULL;

@@ -21,8 +21,9 @@ enum {
     HDR_DST_CTX = 17,
     HDR_STATUS = 18,
     HDR_PAYLOAD_LEN = 22,
+    HDR_HLC = 26,
 };
-_Static_assert(HDR_PAYLOAD_LEN + 4 == OPAL_RPC_HDR_SIZE, "the header's layout and its size");
+_Static_assert(HDR_HLC + 8 == OPAL_RPC_HDR_SIZE, "the header's layout and its size");
 
 static inline void put32(uint8_t *p, uint32_t v)
 {
@@ -56,6 +57,8 @@ int opal_rpc_hdr_encode(const opal_rpc_hdr_t *hdr, void *buf, size_t size)
     p[HDR_DST_CTX] = hdr->dst_ctx;
     put32(p + HDR_STATUS, (uint32_t) hdr->status);
     put32(p + HDR_PAYLOAD_LEN, hdr->payload_len);
+    uint64_t hlc = OPAL_CURSOR_LE64(hdr->hlc);
+    memcpy(p + HDR_HLC, &hlc, 8);
     return OPAL_SUCCESS;
 }
 
@@ -78,6 +81,9 @@ int opal_rpc_hdr_decode(opal_rpc_hdr_t *hdr, const void *buf, size_t len, const 
     hdr->dst_ctx = p[HDR_DST_CTX];
     hdr->status = (int32_t) get32(p + HDR_STATUS);
     hdr->payload_len = get32(p + HDR_PAYLOAD_LEN);
+    uint64_t hlc;
+    memcpy(&hlc, p + HDR_HLC, 8);
+    hdr->hlc = OPAL_CURSOR_LE64(hlc);
     if (OPAL_RPC_HDR_MAGIC != magic) {
         *why = "not an rpc message (bad magic)";
         return OPAL_ERR_PROTOCOL;

@@ -13,10 +13,11 @@
 #include <stdint.h>
 
 #define OPAL_RPC_HDR_MAGIC        0xc7u
-#define OPAL_RPC_HDR_WIRE_VERSION 1u
+/* 2: the sender's hybrid logical clock (rpc_hlc.h) after the length. */
+#define OPAL_RPC_HDR_WIRE_VERSION 2u
 /* Encoded size: magic, version, type, flags, opcode, id, src ctx, dst ctx,
- * status, payload length. */
-#define OPAL_RPC_HDR_SIZE (1 + 1 + 1 + 1 + 4 + 8 + 1 + 1 + 4 + 4)
+ * status, payload length, hlc. */
+#define OPAL_RPC_HDR_SIZE (1 + 1 + 1 + 1 + 4 + 8 + 1 + 1 + 4 + 4 + 8)
 
 typedef enum {
     OPAL_RPC_HDR_REQUEST = 1,
@@ -45,6 +46,8 @@ typedef struct opal_rpc_hdr_t {
     /* Replies: OPAL_SUCCESS or the error; requests: 0. */
     int32_t status;
     uint32_t payload_len;
+    /* The sender's clock when it built the message (opal_rpc_hlc_get). */
+    uint64_t hlc;
 } opal_rpc_hdr_t;
 
 /* Writes hdr into buf (at least OPAL_RPC_HDR_SIZE bytes): OPAL_SUCCESS or

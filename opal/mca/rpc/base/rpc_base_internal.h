@@ -30,6 +30,7 @@ typedef struct opal_rpc_base_vars_t {
     int credits;      /* per target; 0: unlimited */
     int credit_queue; /* requests waiting for credits per target */
     int recv_posted;  /* unexpected receives posted per context */
+    double hlc_epsilon; /* seconds a peer's clock may be ahead (rpc_hlc.h) */
 } opal_rpc_base_vars_t;
 OPAL_DECLSPEC extern opal_rpc_base_vars_t opal_rpc_base_vars;
 
@@ -242,6 +243,14 @@ OPAL_RPC_STRUCT(rpc_release_in, RPC_RELEASE_IN_FIELDS);
  * block (req->input / req->output point into it; NULL without a codec);
  * opal_rpc_base_req_destroy frees it. NULL when out of memory. */
 opal_rpc_request_t *opal_rpc_base_req_alloc(const opal_rpc_op_t *op);
+
+/* Writes hdr at buf (OPAL_RPC_HDR_SIZE bytes), stamped with this
+ * process's clock: every message leaves through here. */
+static inline void opal_rpc_base_hdr_write(opal_rpc_hdr_t *hdr, uint8_t *buf)
+{
+    hdr->hlc = opal_rpc_hlc_get();
+    (void) opal_rpc_hdr_encode(hdr, buf, OPAL_RPC_HDR_SIZE);
+}
 
 /* Encodes header + args into a malloc'd buffer: OPAL_SUCCESS, or
  * OPAL_ERR_VALUE_OUT_OF_BOUNDS past limit bytes. */

@@ -35,7 +35,7 @@ int opal_rpc_base_build(const opal_rpc_hdr_t *hdr, const opal_rpc_codec_t *codec
     }
     opal_rpc_hdr_t h = *hdr;
     h.payload_len = (uint32_t) payload;
-    (void) opal_rpc_hdr_encode(&h, b, OPAL_RPC_HDR_SIZE);
+    opal_rpc_base_hdr_write(&h, b);
     opal_cursor_t c;
     opal_cursor_init_write(&c, b + OPAL_RPC_HDR_SIZE, payload);
     if (NULL != reason) {
