@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/mca/rpc/rpc_hlc.h"
 #include "opal/threads/opal_mutex.h"
 #include "opal/util/opal_error.h"
@@ -91,6 +92,29 @@ START_TEST(a_message_past_the_epsilon_is_refused_and_the_clock_stays)
 }
 END_TEST
 
+/* The engine's receive path: the same outcome as opal_rpc_hlc_get_msg,
+ * the wall clock read only when the message may be past the epsilon. */
+START_TEST(the_engines_receive_moves_the_clock_past_the_message_or_refuses_it)
+{
+    uint64_t ahead = 1;
+    uint64_t msg = opal_rpc_hlc_get() + 100 * MS;
+    ck_assert_int_eq(opal_rpc_base_hlc_recv(msg, &ahead), OPAL_SUCCESS);
+    ck_assert_uint_eq(ahead, 0);
+    ck_assert_uint_gt(opal_rpc_hlc_get(), msg);
+    /* Behind the clock: nothing to do. */
+    ck_assert_int_eq(opal_rpc_base_hlc_recv(1000, &ahead), OPAL_SUCCESS);
+    /* Past the epsilon: refused, with how far ahead, the clock unmoved. */
+    uint64_t far = wall() + 2000 * MS;
+    ck_assert_int_eq(opal_rpc_base_hlc_recv(far, &ahead), OPAL_ERR_HLC_SYNC);
+    ck_assert_uint_ge(ahead, 1900 * MS);
+    ck_assert_uint_lt(opal_rpc_hlc_get(), far - 1000 * MS);
+    /* A smaller epsilon is seen at once. */
+    opal_rpc_hlc_epsilon_set(10 * MS);
+    ck_assert_int_eq(opal_rpc_base_hlc_recv(wall() + 500 * MS, &ahead), OPAL_ERR_HLC_SYNC);
+    opal_rpc_hlc_epsilon_set(1000 * MS);
+}
+END_TEST
+
 START_TEST(conversions_keep_the_wall_clock_part)
 {
     uint64_t ns = UINT64_C(1796146889733898241);
@@ -160,6 +184,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_message_from_ahead_moves_the_clock_past_it);
     OPAL_TEST_ADD(s, a_message_from_the_past_still_moves_the_clock_on);
     OPAL_TEST_ADD(s, a_message_past_the_epsilon_is_refused_and_the_clock_stays);
+    OPAL_TEST_ADD(s, the_engines_receive_moves_the_clock_past_the_message_or_refuses_it);
     OPAL_TEST_ADD(s, conversions_keep_the_wall_clock_part);
     OPAL_TEST_ADD(s, threads_share_one_clock_and_never_see_a_value_twice);
     return opal_test_run(s);

@@ -558,7 +558,7 @@ void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t *buf, size_t l
      * the message starts, or the message is refused (rpc_hlc.h). */
     uint64_t ahead = 0;
     char refused[256];
-    bool clock_ok = OPAL_SUCCESS == opal_rpc_hlc_get_msg(hdr.hlc, NULL, &ahead);
+    bool clock_ok = OPAL_SUCCESS == opal_rpc_base_hlc_recv(hdr.hlc, &ahead);
     if (!clock_ok) {
         char name[128];
         source_name(source, name, sizeof(name));

@@ -8,12 +8,15 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/mca/rpc/rpc_hlc.h"
 #include "opal/threads/opal_mutex.h"
 #include "opal/util/opal_error.h"
 
 static _Atomic uint64_t hlc_last;
 static _Atomic uint64_t hlc_epsilon = UINT64_C(1000000000);
+/* The wall clock as last read (a hint for the engine's receive path). */
+static _Atomic uint64_t hlc_wall_seen;
 
 /* The wall clock with the logical bits cleared. */
 static inline uint64_t wall(void)
@@ -22,8 +25,10 @@ static inline uint64_t wall(void)
     if (0 != clock_gettime(CLOCK_REALTIME_COARSE, &ts)) {
         return 0; /* the clock then moves by its logical counter alone */
     }
-    return opal_rpc_unixnsec2hlc((uint64_t) ts.tv_sec * UINT64_C(1000000000) +
-                                 (uint64_t) ts.tv_nsec);
+    uint64_t now =
+        opal_rpc_unixnsec2hlc((uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec);
+    atomic_store_explicit(&hlc_wall_seen, now, memory_order_relaxed);
+    return now;
 }
 
 /* The larger of floor and last + 1 (saturated: the clock never wraps). */
@@ -68,6 +73,32 @@ int opal_rpc_hlc_get_msg(uint64_t msg, uint64_t *hlc, uint64_t *offset)
     uint64_t next = advance(after(now, msg));
     if (NULL != hlc) {
         *hlc = next;
+    }
+    return OPAL_SUCCESS;
+}
+
+int opal_rpc_base_hlc_recv(uint64_t msg, uint64_t *ahead)
+{
+    *ahead = 0;
+    uint64_t last = atomic_load_explicit(&hlc_last, memory_order_relaxed);
+    if (msg <= last) {
+        /* Every later timestamp is past it already. */
+        return OPAL_SUCCESS;
+    }
+    uint64_t seen = atomic_load_explicit(&hlc_wall_seen, memory_order_relaxed);
+    if (msg > opal_rpc_hlc_epsilon_get_bound(seen)) {
+        /* Perhaps too far ahead: ask the wall clock. */
+        return opal_rpc_hlc_get_msg(msg, NULL, ahead);
+    }
+    /* Within the epsilon of a wall clock read earlier, so of the current
+     * one: the clock need only reach msg, the next opal_rpc_hlc_get goes
+     * past it. */
+    if (!opal_using_threads()) {
+        atomic_store_explicit(&hlc_last, msg, memory_order_relaxed);
+        return OPAL_SUCCESS;
+    }
+    while (last < msg && !atomic_compare_exchange_weak_explicit(
+                             &hlc_last, &last, msg, memory_order_relaxed, memory_order_relaxed)) {
     }
     return OPAL_SUCCESS;
 }

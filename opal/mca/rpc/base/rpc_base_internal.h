@@ -244,6 +244,15 @@ OPAL_RPC_STRUCT(rpc_release_in, RPC_RELEASE_IN_FIELDS);
  * opal_rpc_base_req_destroy frees it. NULL when out of memory. */
 opal_rpc_request_t *opal_rpc_base_req_alloc(const opal_rpc_op_t *op);
 
+/* A received message's clock (rpc_hlc.h): OPAL_SUCCESS with the clock
+ * moved to at least msg, or OPAL_ERR_HLC_SYNC with *ahead set, the clock
+ * unchanged. Unlike opal_rpc_hlc_get_msg it reads the wall clock only when
+ * msg is past the epsilon of the wall clock as last read (a message in a
+ * chain of requests and replies is always ahead of the receiver's clock,
+ * so this takes a read off every receive); the next opal_rpc_hlc_get
+ * reads it and goes past msg. */
+OPAL_DECLSPEC int opal_rpc_base_hlc_recv(uint64_t msg, uint64_t *ahead);
+
 /* Writes hdr at buf (OPAL_RPC_HDR_SIZE bytes), stamped with this
  * process's clock: every message leaves through here. */
 static inline void opal_rpc_base_hdr_write(opal_rpc_hdr_t *hdr, uint8_t *buf)
