@@ -429,6 +429,23 @@ static int check_mode(void)
     return OPAL_ERR_NOT_SUPPORTED;
 }
 
+const char *opal_memhooks_free_unseen(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return "malloc is the sanitizer's, which unmaps freed blocks behind libc";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    return "malloc is the sanitizer's, which unmaps freed blocks behind libc";
+#endif
+#endif
+#if MEMHOOKS_VALGRIND
+    if (RUNNING_ON_VALGRIND) {
+        return "malloc is valgrind's, which unmaps freed blocks behind libc";
+    }
+#endif
+    return NULL;
+}
+
 int opal_memhooks_subscribe(opal_memhooks_release_fn_t fn, void *ctx)
 {
     if (NULL == fn) {

@@ -92,4 +92,12 @@ OPAL_DECLSPEC bool opal_memhooks_active(void);
  * not or nobody asked yet. */
 OPAL_DECLSPEC const char *opal_memhooks_why(void);
 
+/* Why free() may give memory back without the hooks seeing it, or NULL.
+ * Under valgrind or a sanitizer, malloc is the tool's: it keeps freed
+ * blocks a while, then unmaps them with its own system calls, so a new
+ * block can come back at the same address over other pages. A cache of
+ * registrations (opal_rcache_watch) is only as true as what the hooks
+ * see, and must not keep entries past their deregister then. */
+OPAL_DECLSPEC const char *opal_memhooks_free_unseen(void);
+
 #endif /* OPAL_UTIL_OPAL_MEMHOOKS_H */

@@ -337,6 +337,21 @@ START_TEST(a_held_registration_goes_at_its_last_release)
 }
 END_TEST
 
+/* A tool's malloc (valgrind's, a sanitizer's) unmaps freed blocks with
+ * its own system calls: the hooks say so, and a registration cache must
+ * not trust them for free() then (btl/verbs reads this). */
+START_TEST(a_tools_malloc_is_named_as_unseen)
+{
+    const char *why = opal_memhooks_free_unseen();
+    if (OWN_MALLOC || opal_test_under_valgrind()) {
+        ck_assert_ptr_nonnull(why);
+        ck_assert_ptr_nonnull(strstr(why, "unmaps freed blocks behind libc"));
+    } else {
+        ck_assert_ptr_null(why);
+    }
+}
+END_TEST
+
 START_TEST(free_of_a_large_block_invalidates)
 {
     if (OWN_MALLOC || opal_test_under_valgrind()) {
@@ -554,6 +569,7 @@ static Suite *memhooks_suite(void)
     OPAL_TEST_ADD(s, munmap_of_a_registered_range_invalidates_it);
     OPAL_TEST_ADD(s, a_range_unmapped_and_mapped_again_is_a_miss);
     OPAL_TEST_ADD(s, a_held_registration_goes_at_its_last_release);
+    OPAL_TEST_ADD(s, a_tools_malloc_is_named_as_unseen);
     OPAL_TEST_ADD(s, free_of_a_large_block_invalidates);
     OPAL_TEST_ADD(s, mremap_moving_invalidates);
     OPAL_TEST_ADD(s, madvise_dontneed_invalidates);

@@ -636,7 +636,16 @@ int mca_btl_verbs_module_create(struct ibv_context *ctx, uint8_t port, int gid_i
     if (OPAL_SUCCESS != rc) {
         FAIL(rc, "registration cache: %s", opal_strerror(rc));
     }
-    if (OPAL_SUCCESS != opal_rcache_watch(&module->rcache)) {
+    /* Under valgrind or a sanitizer a freed block's pages can go away
+     * unseen, and a cached registration would then point at old pages
+     * (seen: an RDMA read into a new 1 MiB buffer at an old one's address
+     * left it zeros under valgrind). */
+    const char *unseen = opal_memhooks_free_unseen();
+    if (NULL != unseen) {
+        opal_output_verbose(1, mca_btl_base_output,
+                            "btl/verbs (%s): %s: registrations are not kept past their deregister",
+                            module->transport, unseen);
+    } else if (OPAL_SUCCESS != opal_rcache_watch(&module->rcache)) {
         opal_output_verbose(1, mca_btl_base_output,
                             "btl/verbs (%s): no memory release hooks (%s): registrations are not "
                             "kept past their deregister",
