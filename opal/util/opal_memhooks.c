@@ -429,15 +429,23 @@ static int check_mode(void)
     return OPAL_ERR_NOT_SUPPORTED;
 }
 
-const char *opal_memhooks_free_unseen(void)
-{
+/* A sanitizer's malloc (gcc says so by macro, clang by feature). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    return "malloc is the sanitizer's, which unmaps freed blocks behind libc";
+#define MEMHOOKS_SANITIZER 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-    return "malloc is the sanitizer's, which unmaps freed blocks behind libc";
+#define MEMHOOKS_SANITIZER 1
 #endif
 #endif
+#if !defined(MEMHOOKS_SANITIZER)
+#define MEMHOOKS_SANITIZER 0
+#endif
+
+const char *opal_memhooks_free_unseen(void)
+{
+    if (MEMHOOKS_SANITIZER) {
+        return "malloc is the sanitizer's, which unmaps freed blocks behind libc";
+    }
 #if MEMHOOKS_VALGRIND
     if (RUNNING_ON_VALGRIND) {
         return "malloc is valgrind's, which unmaps freed blocks behind libc";

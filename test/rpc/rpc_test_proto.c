@@ -105,16 +105,23 @@ static void note(opal_rpc_request_t *req)
     ++notes;
 }
 
-static void noted(opal_rpc_request_t *req)
+/* Replies with value and len bytes at buf as the data (encoded before
+ * this returns, so buf may be the caller's local). */
+static void reply_data(opal_rpc_request_t *req, uint32_t value, void *buf, uint32_t len)
 {
     rpc_test_out_t *out = opal_rpc_req_output(req);
-    out->value = (uint32_t) notes;
+    out->value = value;
     out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
-    out->data.buf = note_last;
-    out->data.len = sizeof(note_last);
+    out->data.buf = buf;
+    out->data.len = len;
     (void) opal_rpc_reply_send(req);
     out->data.buf = NULL;
     out->data.len = 0;
+}
+
+static void noted(opal_rpc_request_t *req)
+{
+    reply_data(req, (uint32_t) notes, note_last, sizeof(note_last));
 }
 
 /* value > 0: the server's HLC epsilon becomes value ms; an 8-byte IOV: a
@@ -123,15 +130,14 @@ static void noted(opal_rpc_request_t *req)
 static void clock_op(opal_rpc_request_t *req)
 {
     const rpc_test_in_t *in = opal_rpc_req_input(req);
-    rpc_test_out_t *out = opal_rpc_req_output(req);
     if (in->value > 0) {
         opal_rpc_hlc_epsilon_set((uint64_t) in->value * 1000000u);
     }
-    out->value = 0;
+    uint32_t refused = 0;
     if (sizeof(uint64_t) == in->data.len) {
         uint64_t to;
         memcpy(&to, in->data.buf, sizeof(to));
-        out->value = OPAL_SUCCESS == opal_rpc_hlc_get_msg(to, NULL, NULL) ? 0 : 1;
+        refused = OPAL_SUCCESS == opal_rpc_hlc_get_msg(to, NULL, NULL) ? 0 : 1;
     }
     opal_rpc_stats_t stats;
     opal_rpc_context_stats(opal_rpc_req_context(req), &stats);
@@ -139,12 +145,7 @@ static void clock_op(opal_rpc_request_t *req)
     uint64_t now = opal_rpc_hlc_get();
     memcpy(words, &now, sizeof(now));
     words[2] = (uint32_t) stats.clock_refused;
-    out->ctx_idx = opal_rpc_context_idx(opal_rpc_req_context(req));
-    out->data.buf = words;
-    out->data.len = sizeof(words);
-    (void) opal_rpc_reply_send(req);
-    out->data.buf = NULL;
-    out->data.len = 0;
+    reply_data(req, refused, words, sizeof(words));
 }
 
 static void stop(opal_rpc_request_t *req)

@@ -294,8 +294,9 @@ unsigned int opal_rpc_base_delayed_flush(opal_rpc_context_t *ctx, bool all)
     return ms > UINT32_MAX ? UINT32_MAX : (unsigned int) ms;
 }
 
+/* refused: why the request's clock was refused (rpc_hlc.h), or NULL. */
 static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
-                            const uint8_t *payload, opal_na_addr_t *source)
+                            const uint8_t *payload, opal_na_addr_t *source, const char *refused)
 {
     const opal_rpc_op_t *op = NULL;
     bool oneway = 0 != (hdr->flags & OPAL_RPC_HDR_F_ONEWAY);
@@ -304,7 +305,12 @@ static void deliver_request(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *hdr,
         OPAL_FAULT(rpc_request_drop)) {
         goto drop;
     }
-    int rc = opal_rpc_base_proto_lookup(hdr->opcode, &op, why, sizeof(why));
+    int rc = OPAL_ERR_HLC_SYNC;
+    if (NULL != refused) {
+        snprintf(why, sizeof(why), "%s", refused);
+    } else {
+        rc = opal_rpc_base_proto_lookup(hdr->opcode, &op, why, sizeof(why));
+    }
     if (OPAL_SUCCESS == rc && oneway != (0 != (op->flags & OPAL_RPC_OP_ONEWAY))) {
         snprintf(why, sizeof(why), "opcode 0x%08x is %sone-way here", hdr->opcode,
                  oneway ? "not " : "");
@@ -564,8 +570,8 @@ void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t *buf, size_t l
         source_name(source, name, sizeof(name));
         snprintf(refused, sizeof(refused),
                  "the clock of %s is %.3f s ahead of this process's, past the HLC epsilon of "
-                 "%.3f s (rpc_base_hlc_epsilon), at context %u",
-                 name, (double) ahead / 1e9, (double) opal_rpc_hlc_epsilon_get() / 1e9, ctx->idx);
+                 "%.3f s (rpc_base_hlc_epsilon)",
+                 name, (double) ahead / 1e9, (double) opal_rpc_hlc_epsilon_get() / 1e9);
         opal_output_verbose(1, opal_rpc_base_output, "rpc: refused a %s of opcode 0x%08x: %s",
                             OPAL_RPC_HDR_REQUEST == hdr.type ? "request" : "reply", hdr.opcode,
                             refused);
@@ -574,16 +580,7 @@ void opal_rpc_base_deliver(opal_rpc_context_t *ctx, const uint8_t *buf, size_t l
         RPC_CTX_UNLOCK(ctx);
     }
     if (OPAL_RPC_HDR_REQUEST == hdr.type) {
-        if (clock_ok) {
-            deliver_request(ctx, &hdr, buf + OPAL_RPC_HDR_SIZE, source);
-            return;
-        }
-        /* As any refused request: answered unless one-way (a one-way input
-         * by bulk is acknowledged, its sender waits). */
-        if (0 == (hdr.flags & OPAL_RPC_HDR_F_ONEWAY) || 0 != (hdr.flags & OPAL_RPC_HDR_F_BULK)) {
-            opal_rpc_base_error_reply(ctx, &hdr, source, OPAL_ERR_HLC_SYNC, refused);
-        }
-        opal_rpc_addr_free(source);
+        deliver_request(ctx, &hdr, buf + OPAL_RPC_HDR_SIZE, source, clock_ok ? NULL : refused);
     } else {
         opal_rpc_addr_free(source);
         deliver_reply(ctx, &hdr, buf + OPAL_RPC_HDR_SIZE, clock_ok ? NULL : refused);
