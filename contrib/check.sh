@@ -6,9 +6,10 @@
 #   3. a debug build with AddressSanitizer + UndefinedBehaviorSanitizer:
 #      every test but the slow ones
 #   4. the threaded tests under ThreadSanitizer
-#   5. a clang build with --enable-picky (warnings are errors), its tests
-#      but for the slow ones and the variants, and a few seconds of
-#      libFuzzer for each target of test/fuzz
+#   5. a clang build with --enable-picky (warnings are errors) and the
+#      timeline marks (--enable-timeline), its tests but for the slow ones
+#      and the variants, and a few seconds of libFuzzer for each target of
+#      test/fuzz
 #   6. make distcheck, the tarball's build running DISTCHECK_TESTS
 #      (make distcheck-short)
 #   7. the verbs tests on soft-RoCE in a qemu guest (make check-rdma-vm,
@@ -174,7 +175,8 @@ if [ $quick = no ]; then
         step tsan-build make -C "$top/_build-tsan" -j"$jobs"; then
         run_tests tsan-check "$top/_build-tsan" "tsan (threaded tests)" check-tsan
     fi
-    if step clang-configure configure_in "$top/_build-clang" CC=clang --enable-picky &&
+    if step clang-configure configure_in "$top/_build-clang" CC=clang --enable-picky \
+            --enable-timeline &&
         step clang-build make -C "$top/_build-clang" -j"$jobs"; then
         run_tests clang-check "$top/_build-clang" "clang picky" -j"$jobs" check-short
         # A few seconds of libFuzzer per target (test/fuzz, docs/developer.md).

@@ -19,6 +19,7 @@
 #include "opal/util/opal_fault.h"
 #include "opal/util/opal_memhooks.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_timeline.h"
 
 #ifndef OPAL_PKGLIBDIR
 #error "OPAL_PKGLIBDIR (where plugins are installed) comes from opal/mca/base/Makefile.inc"
@@ -41,11 +42,16 @@ static int var_log_file = -1;
 static char *log_file = NULL;
 static int var_memhooks = -1;
 static int memhooks_mode = 0;
+static int var_timeline_file = -1;
+static char *timeline_file = NULL;
+static int var_timeline_max = -1;
+static size_t timeline_max = 0;
 
 static void deregister_vars(void)
 {
-    int *vars[] = {&var_path,     &var_show,     &var_verbose, &var_fault,
-                   &var_log_mask, &var_log_file, &var_memhooks};
+    int *vars[] = {&var_path,     &var_show,          &var_verbose,
+                   &var_fault,    &var_log_mask,      &var_log_file,
+                   &var_memhooks, &var_timeline_file, &var_timeline_max};
     if (var_memhooks >= 0) {
         opal_memhooks_set_mode(NULL);
     }
@@ -161,7 +167,49 @@ static int register_vars(void)
         return var_memhooks;
     }
     opal_memhooks_set_mode(1 == memhooks_mode ? "none" : "auto");
+    timeline_file = NULL;
+    var_timeline_file = mca_base_var_register(
+        "opal", "opal", "timeline", "file",
+        "Record a timeline of this process's messages and write it to this file when the MCA "
+        "base closes, %p standing for the pid (opal/util/opal_timeline.h, "
+        "contrib/perf/timeline.sh); builds configured with --enable-timeline",
+        MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &timeline_file);
+    if (var_timeline_file < 0) {
+        return var_timeline_file;
+    }
+    timeline_max = 4000000;
+    var_timeline_max = mca_base_var_register(
+        "opal", "opal", "timeline", "max",
+        "Marks a timeline keeps (16 bytes each); later ones are counted, not kept",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &timeline_max);
+    if (var_timeline_max < 0) {
+        return var_timeline_max;
+    }
     return OPAL_SUCCESS;
+}
+
+/* A timeline asked for is recorded, or the program does not start: in a
+ * build without marks the file would stay empty. */
+static int timeline_open(void)
+{
+    if (NULL == timeline_file || '\0' == timeline_file[0]) {
+        return OPAL_SUCCESS;
+    }
+    if (!opal_timeline_compiled_in()) {
+        opal_output(0,
+                    "mca: base: opal_timeline_file is set (%s) but this build has no timeline "
+                    "marks (configure --enable-timeline)",
+                    timeline_file);
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
+    int rc = opal_timeline_start(timeline_file, timeline_max);
+    if (OPAL_SUCCESS != rc) {
+        opal_output(0, "mca: base: cannot record a timeline to %s with opal_timeline_max %zu: %s",
+                    timeline_file, timeline_max, opal_strerror(rc));
+    }
+    return rc;
 }
 
 int mca_base_open(void)
@@ -191,6 +239,10 @@ int mca_base_open(void)
     if (OPAL_SUCCESS != rc) {
         goto out_vars;
     }
+    rc = timeline_open();
+    if (OPAL_SUCCESS != rc) {
+        goto out_vars;
+    }
     /* Variables of a framework this program never opens are not typos. */
     for (int i = 0; NULL != opal_frameworks[i]; ++i) {
         (void) mca_base_var_declare_prefix(opal_frameworks[i]->framework_name);
@@ -214,6 +266,7 @@ out_output:
     opal_output_close(mca_base_output);
     mca_base_output = -1;
 out_vars:
+    (void) opal_timeline_stop();
     mca_base_log_reset();
     deregister_vars();
     (void) mca_base_var_finalize();
@@ -233,6 +286,9 @@ int mca_base_close(void)
     mca_base_component_repository_finalize();
     mca_base_component_clear_declines();
     mca_base_load_errors_finalize();
+    /* Not recording (OPAL_ERR_NOT_INITIALIZED) is the usual case; a file
+     * that cannot be written was reported by name. */
+    (void) opal_timeline_stop();
     opal_output_close(mca_base_output);
     mca_base_output = -1;
     deregister_vars();

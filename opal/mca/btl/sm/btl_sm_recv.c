@@ -11,6 +11,7 @@
 
 #include "opal/mca/btl/sm/btl_sm.h"
 #include "opal/util/opal_timer.h"
+#include "opal/util/opal_timeline.h"
 
 /* Messages taken from one source per pass, so that one busy peer cannot
  * starve the others. */
@@ -152,6 +153,7 @@ static int poll_fbox(mca_btl_sm_endpoint_t *ep)
                                      ep->rank, ep->fbox_in.start & (ep->fbox_in.size - 1));
             break;
         }
+        OPAL_TIMELINE(sm_arrived);
         /* Only our private position moves; the sender may overwrite the
          * message once we publish, after the loop. */
         sm_fbox_consume(&ep->fbox_in, &msg);
@@ -222,6 +224,7 @@ static int poll_fifo(void)
     int count = 0;
     uint64_t entry;
     while (count < SM_POLL_BATCH && sm_fifo_pop(&sm->fifo, &entry)) {
+        OPAL_TIMELINE(sm_arrived);
         ++count;
         uint32_t rank, index;
         sm_fifo_entry_decode(entry, &rank, &index);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "opal/mca/btl/sm/btl_sm.h"
+#include "opal/util/opal_timeline.h"
 
 /* Inline fast-box messages are at most this share of the ring. */
 #define SM_FBOX_INLINE_SHARE 4
@@ -163,11 +164,13 @@ int mca_btl_sm_post_frag(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
         uint32_t index = frag->index;
         memcpy(ep->fbox_out.ring + pos + SM_FBOX_HDR_SIZE, &index, sizeof(index));
         sm_fbox_commit(&ep->fbox_out, pos, sizeof(index), 0, SM_MSG_FRAG);
+        OPAL_TIMELINE(sm_sent);
     } else {
         if (OPAL_SUCCESS !=
             sm_fifo_push(&ep->fifo, sm_fifo_entry(mca_btl_sm.my_rank, frag->index))) {
             return OPAL_ERR_RESOURCE_BUSY;
         }
+        OPAL_TIMELINE(sm_sent);
         if (++ep->fifo_sends >= mca_btl_sm_params.fbox_threshold) {
             fbox_setup(ep);
         }
@@ -286,6 +289,7 @@ int mca_btl_sm_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, co
             memcpy(dst + header_size, payload, payload_size);
         }
         sm_fbox_commit(&ep->fbox_out, pos, (uint32_t) total, tag, SM_MSG_AM);
+        OPAL_TIMELINE(sm_sent);
         sm_wake_peer(ep);
         SM_UNLOCK();
         return OPAL_SUCCESS;

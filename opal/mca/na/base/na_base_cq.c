@@ -26,6 +26,7 @@
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
+#include "opal/util/opal_timeline.h"
 
 typedef struct na_cq_t {
     /* Completed, newest first, linked through cq_next. */
@@ -75,6 +76,7 @@ int opal_na_base_cq_destroy(opal_na_context_t *ctx)
 
 void opal_na_base_op_complete(opal_na_op_id_t *op, int ret)
 {
+    OPAL_TIMELINE(na_queued);
     na_cq_t *cq = op->context->cq;
     op->cb_info.ret = ret;
     opal_na_op_id_t *top = atomic_load_explicit(&cq->pushed, memory_order_relaxed);
@@ -181,6 +183,7 @@ static __attribute__((noinline)) unsigned int trigger_some(opal_na_context_t *ct
         opal_na_class_t *cls = ctx->na_class;
         atomic_store_explicit(&op->state, OPAL_NA_OP_IDLE, memory_order_release);
         if (NULL != callback) {
+            OPAL_TIMELINE(na_trigger);
             callback(&info);
         }
         if (transient) {

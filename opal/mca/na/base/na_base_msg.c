@@ -11,6 +11,7 @@
 #include "opal/mca/na/base/na_base_internal.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_timeline.h"
 
 size_t opal_na_msg_get_max_unexpected_size(const opal_na_class_t *cls)
 {
@@ -79,6 +80,7 @@ int opal_na_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, op
                                 opal_na_addr_t *dest, uint8_t dest_id, opal_na_tag_t tag,
                                 opal_na_op_id_t *op)
 {
+    OPAL_TIMELINE(na_send);
     if (NULL == cls || NULL == dest) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -103,6 +105,7 @@ int opal_na_msg_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, 
                                   size_t size, opal_na_addr_t *dest, uint8_t dest_id,
                                   opal_na_tag_t tag)
 {
+    OPAL_TIMELINE(na_send);
     if (NULL == cls || NULL == ctx || NULL == dest) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -141,6 +144,7 @@ int opal_na_msg_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, opal
                               opal_na_addr_t *dest, uint8_t dest_id, opal_na_tag_t tag,
                               opal_na_op_id_t *op)
 {
+    OPAL_TIMELINE(na_send);
     if (NULL == cls || NULL == dest) {
         return OPAL_ERR_BAD_PARAM;
     }

@@ -18,6 +18,7 @@
 #include "opal/mca/na/btl/na_btl.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_timeline.h"
 
 bool na_btl_queue_remove(na_btl_queue_t *q, na_btl_op_t *op)
 {
@@ -315,6 +316,7 @@ static void keep_early(na_btl_class_t *nb, na_btl_early_queue_t *q, uint32_t ran
 static void recv_cb(struct mca_btl_base_module_t *btl,
                     const mca_btl_base_receive_descriptor_t *desc)
 {
+    OPAL_TIMELINE(na_recv);
     (void) btl;
     na_btl_class_t *nb = desc->cbdata;
     size_t total = 0;

@@ -17,6 +17,7 @@
 #include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
+#include "opal/util/opal_timeline.h"
 
 typedef struct rpc_recv_slot_t {
     opal_rpc_context_t *ctx;
@@ -61,6 +62,7 @@ static void recv_post(rpc_recv_slot_t *slot);
 
 static void recv_done(const opal_na_cb_info_t *info)
 {
+    OPAL_TIMELINE(rpc_recv);
     rpc_recv_slot_t *slot = info->arg;
     opal_rpc_context_t *ctx = slot->ctx;
     slot->posted = false;
@@ -117,6 +119,7 @@ static void send_done(const opal_na_cb_info_t *info)
 int opal_rpc_base_transmit(opal_rpc_context_t *ctx, opal_na_addr_t *addr, uint8_t ctx_idx,
                            uint8_t *buf, size_t len, opal_rpc_request_t *req)
 {
+    OPAL_TIMELINE(rpc_transmit);
     opal_rpc_engine_t *e = &opal_rpc_engine;
     int rc;
     if (NULL == addr) {
@@ -340,6 +343,7 @@ drop:
 static void handler_run(void *arg)
 {
     opal_rpc_request_t *req = arg;
+    OPAL_TIMELINE(rpc_handler);
     req->op->handler(req);
     opal_rpc_req_decref(req);
 }
@@ -716,6 +720,7 @@ static unsigned int progress_once(opal_rpc_context_t *ctx, unsigned int *next_ms
         }
         done->callback_ran = true;
         if (NULL != done->cb) {
+            OPAL_TIMELINE(rpc_complete);
             done->cb(done, done->status, done->cb_arg);
         }
         RPC_CTX_LOCK(ctx);

@@ -15,6 +15,7 @@
 #include "opal/util/opal_fault.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
+#include "opal/util/opal_timeline.h"
 
 size_t opal_rpc_base_limit(opal_na_addr_t *addr)
 {
@@ -296,6 +297,7 @@ static rpc_target_t *target_get(opal_rpc_context_t *ctx, opal_na_addr_t *addr, u
 
 int opal_rpc_req_send(opal_rpc_request_t *req, opal_rpc_complete_cb_t cb, void *arg)
 {
+    OPAL_TIMELINE(rpc_send);
     if (NULL == req || req->server || RPC_REQ_CREATED != req->state) {
         return OPAL_ERR_BAD_PARAM;
     }
@@ -600,6 +602,7 @@ static int reply(opal_rpc_request_t *req, int status, const char *reason)
 
 int opal_rpc_reply_send(opal_rpc_request_t *req)
 {
+    OPAL_TIMELINE(rpc_reply);
     return reply(req, OPAL_SUCCESS, NULL);
 }
 
