@@ -262,6 +262,22 @@ START_TEST(the_mca_base_records_what_opal_timeline_file_asks_for)
 }
 END_TEST
 
+START_TEST(the_mca_base_refuses_a_bound_of_no_marks)
+{
+    make_dir();
+    ck_assert_int_eq(setenv("OPAL_MCA_opal_timeline_file", path, 1), 0);
+    ck_assert_int_eq(setenv("OPAL_MCA_opal_timeline_max", "0", 1), 0);
+    int rc = mca_base_open();
+    ck_assert_int_eq(unsetenv("OPAL_MCA_opal_timeline_file"), 0);
+    ck_assert_int_eq(unsetenv("OPAL_MCA_opal_timeline_max"), 0);
+    /* Refused either way: for the bound, or for a build without marks. */
+    ck_assert_int_eq(rc, opal_timeline_compiled_in() ? OPAL_ERR_BAD_PARAM : OPAL_ERR_NOT_SUPPORTED);
+    ck_assert_int_eq(opal_timeline_stop(), OPAL_ERR_NOT_INITIALIZED);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    remove_dir();
+}
+END_TEST
+
 static Suite *timeline_suite(void)
 {
     Suite *s = suite_create("opal_timeline");
@@ -274,6 +290,7 @@ static Suite *timeline_suite(void)
     OPAL_TEST_ADD(s, threads_mark_at_once_and_are_numbered);
     OPAL_TEST_ADD(s, every_mark_has_a_name);
     OPAL_TEST_ADD(s, the_mca_base_records_what_opal_timeline_file_asks_for);
+    OPAL_TEST_ADD(s, the_mca_base_refuses_a_bound_of_no_marks);
     return s;
 }
 
