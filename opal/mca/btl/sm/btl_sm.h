@@ -167,6 +167,8 @@ typedef struct mca_btl_base_endpoint_t {
     /* Receive side (progress only). */
     sm_fbox_in_t fbox_in;
     bool fbox_in_on;
+    /* The last poll of the fast box found messages (poll_fbox's batch). */
+    bool fbox_in_busy;
 
     /* Single copy through CMA is still allowed with this peer. */
     bool cma;
