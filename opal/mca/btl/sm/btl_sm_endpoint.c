@@ -55,6 +55,7 @@ static void endpoint_construct(mca_btl_sm_endpoint_t *ep)
     ep->faults_sent = 0;
     memset(&ep->fbox_in, 0, sizeof(ep->fbox_in));
     ep->fbox_in_on = false;
+    ep->fbox_in_busy = false;
     ep->cma = false;
     ep->wake_fd = -1;
 }

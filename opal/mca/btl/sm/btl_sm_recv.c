@@ -55,6 +55,7 @@ static bool fbox_accept(mca_btl_sm_endpoint_t *ep, const uint8_t *payload, uint3
         ep->seg_base + ep->layout.fbox_offset + (uint64_t) index * ep->layout.fbox_stride;
     sm_fbox_in_attach(&ep->fbox_in, box, ep->layout.fbox_stride - SM_FBOX_CTL_SIZE);
     ep->fbox_in_on = true;
+    ep->fbox_in_busy = false;
     sm->fbox_in_eps[sm->fbox_in_count++] = ep;
     SM_VERBOSE(30, "btl sm: rank %u sends through its fast box %u from now on", ep->rank, index);
     return true;
