@@ -397,3 +397,31 @@ void opal_output_verbose(int level, int id, const char *format, ...)
     emit(level, id, format, ap);
     va_end(ap);
 }
+
+int opal_output_expand_path(const char *pattern, char *out, size_t size)
+{
+    const char *rank = getenv("OPAL_ORTE_RANK");
+    size_t used = 0;
+    for (const char *p = pattern; '\0' != *p; ++p) {
+        char piece[32];
+        const char *add = piece;
+        if ('%' == p[0] && 'r' == p[1]) {
+            add = NULL != rank ? rank : "none";
+            ++p;
+        } else if ('%' == p[0] && 'p' == p[1]) {
+            snprintf(piece, sizeof(piece), "%ld", (long) getpid());
+            ++p;
+        } else {
+            piece[0] = *p;
+            piece[1] = '\0';
+        }
+        size_t n = strlen(add);
+        if (used + n >= size) {
+            return OPAL_ERR_BAD_PARAM;
+        }
+        memcpy(out + used, add, n);
+        used += n;
+    }
+    out[used] = '\0';
+    return OPAL_SUCCESS;
+}

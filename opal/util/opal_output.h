@@ -84,4 +84,10 @@ OPAL_DECLSPEC void opal_output_set_verbosity(int id, int level);
 /* Stream id's verbosity, or -1 for an id that is not open. */
 OPAL_DECLSPEC int opal_output_get_verbosity(int id);
 
+/* Writes pattern to out (size bytes) with %r replaced by the rank
+ * ($OPAL_ORTE_RANK, "none" outside a job) and %p by the pid, for the
+ * per-process files of opal_log_file and opal_timeline_file.
+ * OPAL_ERR_BAD_PARAM when the result does not fit. */
+OPAL_DECLSPEC int opal_output_expand_path(const char *pattern, char *out, size_t size);
+
 #endif /* OPAL_UTIL_OPAL_OUTPUT_H */

@@ -6,6 +6,7 @@
 #include "opal/opal_config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -84,12 +85,11 @@ int opal_timeline_start(const char *path, size_t max)
     if (atomic_load_explicit(&opal_timeline_recording, memory_order_relaxed)) {
         return OPAL_ERR_EXISTS;
     }
-    /* Each "%p" may grow to a pid's digits. */
-    size_t len = strlen(path), room = len + 1;
-    for (const char *p = strstr(path, "%p"); NULL != p; p = strstr(p + 2, "%p")) {
-        room += 20;
+    char path_now[PATH_MAX];
+    if (OPAL_SUCCESS != opal_output_expand_path(path, path_now, sizeof(path_now))) {
+        return OPAL_ERR_BAD_PARAM;
     }
-    char *expanded = malloc(room);
+    char *expanded = strdup(path_now);
     records = malloc(max * sizeof(*records));
     if (NULL == expanded || NULL == records) {
         free(expanded);
@@ -97,16 +97,6 @@ int opal_timeline_start(const char *path, size_t max)
         records = NULL;
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    char *out = expanded;
-    for (const char *p = path; '\0' != *p;) {
-        if ('%' == p[0] && 'p' == p[1]) {
-            out += snprintf(out, 21, "%ld", (long) getpid());
-            p += 2;
-        } else {
-            *out++ = *p++;
-        }
-    }
-    *out = '\0';
     file_path = expanded;
     capacity = max;
     atomic_store_explicit(&next_record, 0, memory_order_relaxed);

@@ -69,11 +69,12 @@ OPAL_DECLSPEC extern atomic_bool opal_timeline_recording;
 #define OPAL_TIMELINE(mark) ((void) 0)
 #endif
 
-/* Starts recording up to max marks, to be written to path ("%p" stands
- * for the pid) by opal_timeline_stop. OPAL_ERR_BAD_PARAM for an empty
- * path or a max of 0 or past 2^28, OPAL_ERR_EXISTS while recording,
- * OPAL_ERR_OUT_OF_RESOURCE when the buffer cannot be had. Not concurrent
- * with marks from other threads. */
+/* Starts recording up to max marks, to be written to path by
+ * opal_timeline_stop ("%p" stands for the pid and "%r" for the rank, as
+ * opal_output_expand_path says). OPAL_ERR_BAD_PARAM for an empty path,
+ * one too long once expanded, or a max of 0 or past 2^28;
+ * OPAL_ERR_EXISTS while recording; OPAL_ERR_OUT_OF_RESOURCE when the
+ * buffer cannot be had. Not concurrent with marks from other threads. */
 OPAL_DECLSPEC int opal_timeline_start(const char *path, size_t max);
 
 /* Stops recording and writes the file: a header, then one line per mark

@@ -136,37 +136,6 @@ static int parse_item(const char *mask, const char *item, size_t len, int *table
     return OPAL_SUCCESS;
 }
 
-/* file with %r replaced by the rank ($OPAL_ORTE_RANK, "none" outside a
- * job) and %p by the pid. */
-static int expand_file(const char *file, char *out, size_t size)
-{
-    const char *rank = getenv("OPAL_ORTE_RANK");
-    size_t used = 0;
-    for (const char *p = file; '\0' != *p; ++p) {
-        char piece[32];
-        const char *add = piece;
-        if ('%' == p[0] && 'r' == p[1]) {
-            add = NULL != rank ? rank : "none";
-            ++p;
-        } else if ('%' == p[0] && 'p' == p[1]) {
-            snprintf(piece, sizeof(piece), "%ld", (long) getpid());
-            ++p;
-        } else {
-            piece[0] = *p;
-            piece[1] = '\0';
-        }
-        size_t n = strlen(add);
-        if (used + n >= size) {
-            opal_output(0, "opal_log_file=%s: the file name is too long", file);
-            return OPAL_ERR_BAD_PARAM;
-        }
-        memcpy(out + used, add, n);
-        used += n;
-    }
-    out[used] = '\0';
-    return OPAL_SUCCESS;
-}
-
 int mca_base_log_configure(const char *mask, const char *file)
 {
     int table[MAX_FACILITIES], dflt = NO_LEVEL;
@@ -185,8 +154,9 @@ int mca_base_log_configure(const char *mask, const char *file)
         item += len + (',' == item[len] ? 1 : 0);
     }
     if (NULL != file && '\0' != file[0]) {
-        int rc = expand_file(file, path, sizeof(path));
+        int rc = opal_output_expand_path(file, path, sizeof(path));
         if (OPAL_SUCCESS != rc) {
+            opal_output(0, "opal_log_file=%s: the file name is too long", file);
             return rc;
         }
     }

@@ -171,7 +171,7 @@ static int register_vars(void)
     var_timeline_file = mca_base_var_register(
         "opal", "opal", "timeline", "file",
         "Record a timeline of this process's messages and write it to this file when the MCA "
-        "base closes, %p standing for the pid (opal/util/opal_timeline.h, "
+        "base closes, %r standing for the rank and %p for the pid (opal/util/opal_timeline.h, "
         "contrib/perf/timeline.sh); builds configured with --enable-timeline",
         MCA_BASE_VAR_TYPE_STRING, NULL, MCA_BASE_VAR_FLAG_NONE, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &timeline_file);
