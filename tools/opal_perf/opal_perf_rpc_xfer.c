@@ -113,6 +113,12 @@ static void bw_init_handler(opal_rpc_request_t *req)
      * single copy moves in two, about 15 % of a read's bandwidth. */
     if (0 != posix_memalign((void **) &bw_server.buf, 4096, size)) {
         bw_server.buf = NULL;
+    } else {
+        /* Written once, as Mercury's server writes its own: pages never
+         * written all read as the kernel's one zero page, which stays in
+         * cache, so a read (the server's push) out of them would copy
+         * from cache rather than from memory. */
+        memset(bw_server.buf, 0x5a, size);
     }
     void *bufs[1] = {bw_server.buf};
     int rc = NULL == bw_server.buf ? OPAL_ERR_OUT_OF_RESOURCE
