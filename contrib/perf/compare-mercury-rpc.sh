@@ -46,6 +46,10 @@
 # back), are printed per transport, window and mode (rate) and per
 # transport, direction and size (bw); the targets are a rate ratio of at
 # least 1.5 (1.2 over tcp) and a bulk read ratio of at least 1.2.
+# bw over tcp or btltcp also runs contrib/perf/tcp_floor.c in every round
+# (built with cc into the work directory): the read's move (64 chunks of
+# each size from core 0 to core 1 per round) over one bare TCP connection,
+# and prints Mercury's and our read over it.
 # Blocking mode: Mercury's perf tools (hg_perf_request_wait) spin for a
 # second after every wake-up before they sleep again, so under a steady
 # stream they hardly sleep; ours spins na_base_wait_spin_us (20 us).
@@ -191,6 +195,24 @@ ours_bw() { # transport
     spid=""
 }
 
+# The tcp floor (bw over tcp or btltcp): built once, skipped with a line
+# saying why when it does not build. One run: "size MB/s" rows.
+tcp_floor=""
+case " $tests " in *" bw "*)
+    case " $transports " in *" tcp "* | *" btltcp "*)
+        if ${CC:-cc} -std=c11 -O2 -o "$work/tcp_floor" "$here/tcp_floor.c" 2>"$work/tcp_floor.log"; then
+            tcp_floor=$work/tcp_floor
+        else
+            echo "compare-mercury-rpc.sh: tcp_floor.c did not build with ${CC:-cc}; no floor:" >&2
+            sed 's/^/    /' "$work/tcp_floor.log" >&2
+        fi ;;
+    esac ;;
+esac
+floor_bw() {
+    timeout 300 "$tcp_floor" --sizes "$(echo $bw_bytes | tr ' ' ',')" --window 64 \
+        --iterations "$bw_iterations" --cores 0,1 2>/dev/null | awk '/^[0-9]/ { print $1, $2 }'
+}
+
 # The median of column col of the rows of size s in file f.
 median_of() { # file size col
     awk -v s="$2" -v c="$3" '$1 == s { print $c }' "$1" | median
@@ -203,6 +225,9 @@ case " $tests " in *" bw "*)
     printf '%-10s %-6s %10s %14s %14s %8s\n' transport dir size "Mercury MB/s" "ours MB/s" ratio
     for t in $transports; do
         : >"$work/bw.read" && : >"$work/bw.write" && : >"$work/bw.ours" && : >"$work/bw.ratios"
+        : >"$work/bw.floor" && : >"$work/bw.fratios"
+        floor=""
+        case "$t" in tcp | btltcp) floor=$tcp_floor ;; esac
         for _ in $(seq "$rounds"); do
             mercury_bw "$t" hg_bw_read >"$work/bw.r1"
             ours_bw "$t" >"$work/bw.o1"
@@ -215,6 +240,15 @@ case " $tests " in *" bw "*)
                 w=$(ratio "$(median_of "$work/bw.o1" "$s" 3)" "$(median_of "$work/bw.w1" "$s" 2)")
                 echo "$s $r $w" >>"$work/bw.ratios"
             done
+            if [ -n "$floor" ]; then
+                floor_bw >"$work/bw.f1"
+                cat "$work/bw.f1" >>"$work/bw.floor"
+                for s in $bw_bytes; do
+                    f=$(median_of "$work/bw.f1" "$s" 2)
+                    echo "$s $(ratio "$(median_of "$work/bw.r1" "$s" 2)" "$f")" \
+                        "$(ratio "$(median_of "$work/bw.o1" "$s" 2)" "$f")" >>"$work/bw.fratios"
+                done
+            fi
         done
         for s in $bw_bytes; do
             mm=$(median_of "$work/bw.read" "$s" 2)
@@ -224,6 +258,15 @@ case " $tests " in *" bw "*)
             om=$(median_of "$work/bw.ours" "$s" 3)
             printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" write "$s" "$mm" "$om" "$(median_of "$work/bw.ratios" "$s" 3)"
         done
+        if [ -s "$work/bw.floor" ]; then
+            # The read's move over one bare connection, and each side's
+            # read over it (the medians of the rounds' ratios).
+            printf '%-10s %-6s %10s %14s %14s %8s\n' "floor" read size "floor MB/s" "Mercury/floor" "ours/floor"
+            for s in $bw_bytes; do
+                printf '%-10s %-6s %10s %14s %14s %8s\n' "$t" read "$s" "$(median_of "$work/bw.floor" "$s" 2)" \
+                    "$(median_of "$work/bw.fratios" "$s" 2)" "$(median_of "$work/bw.fratios" "$s" 3)"
+            done
+        fi
     done
     ;;
 esac

@@ -50,6 +50,13 @@
 # processes with no library at all, on the same cores. Its table puts
 # both latencies over that floor, which the host's moving of the cores
 # shifts for all three alike.
+# With bulk, write or push over tcp or btltcp, every round also runs
+# contrib/perf/tcp_floor.c: 64 chunks of each size per round over one bare
+# TCP connection between the same cores (sender on 0, receiver on 1), and
+# each table is followed by Mercury's and our figures over it. A
+# reference rather than a bound (tcp_floor.c says why): where Mercury
+# moves about what the bare connection moves, 1.2x of Mercury asks for
+# more than the kernel's copies give a plain program here.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -176,6 +183,20 @@ case " $tests " in *" lat "*)
     esac ;;
 esac
 bw_bytes=$(to_bytes "$bw_sizes")
+# The tcp floor (bulk, write or push over tcp or btltcp), built the same way.
+tcp_floor=""
+case " $tests " in *" bulk "* | *" write "* | *" push "*)
+    case " $transports " in *" tcp "* | *" btltcp "*)
+        if ${CC:-cc} -std=c11 -O2 -o "$work/tcp_floor" "$here/tcp_floor.c" 2>"$work/tcp_floor.log"; then
+            tcp_floor=$work/tcp_floor
+            tcp_floor_sizes=${bw_bytes% }
+            tcp_floor_sizes=${tcp_floor_sizes// /,}
+        else
+            echo "compare-mercury.sh: tcp_floor.c did not build with ${CC:-cc}; no floor:" >&2
+            sed 's/^/    /' "$work/tcp_floor.log" >&2
+        fi ;;
+    esac ;;
+esac
 max_bw=0
 min_bw=
 for s in $bw_bytes; do
@@ -331,6 +352,19 @@ floor_run() {
     fi
 }
 
+# tcp_floor_run: one round of the tcp floor, the sizes of the bandwidths.
+tcp_floor_run() {
+    local out
+    out=$(mktemp "$work/f.XXXXXX")
+    if timeout 600 "$tcp_floor" --sizes "$tcp_floor_sizes" --window 64 \
+        --iterations "$bw_iterations" --cores 0,1 >"$out" 2>&1; then
+        rows "$out" >>"$work/bw.tcp.floor"
+    else
+        echo "compare-mercury.sh: tcp_floor failed:" >&2
+        tail -n 8 "$out" | sed 's/^/    /' >&2
+    fi
+}
+
 # Odd rounds run Mercury first, even rounds ours first: a drift of the
 # host within a round (the cores moved, another load) favours neither.
 for round in $(seq 1 "$rounds"); do
@@ -348,6 +382,9 @@ for round in $(seq 1 "$rounds"); do
             fi
         done
     done
+    if [ -n "$tcp_floor" ]; then
+        tcp_floor_run
+    fi
 done
 
 # median_of: the median of the numbers on standard input ("-" when none).
@@ -416,19 +453,20 @@ report() { # TEST TRANSPORT UNIT SIZES TARGET-KIND TARGET LOW HIGH
         "${worst:--}" "$verdict")")
 }
 
-# report_floor: the floor's medians and, per size, the medians of the
-# rounds' Mercury / floor and ours / floor.
+# report_floor FLOOR-FILE LABEL UNIT SIZES FORMAT MERCURY-FILE OURS-FILE:
+# a floor's medians and, per size, the medians of the rounds' Mercury /
+# floor and ours / floor (printed with FORMAT).
 report_floor() {
-    [ -f "$work/lat.sm.floor" ] || return 0
-    printf '\n%-8s %-4s %10s %16s %16s %16s\n' floor sm size "floor us" "Mercury / floor" \
+    [ -f "$1" ] || return 0
+    printf '\n%-8s %-4s %10s %16s %16s %16s\n' floor "$2" size "floor $3" "Mercury / floor" \
         "ours / floor"
     local s f m o
-    for s in $lat_bytes; do
-        f=$(median "$work/lat.sm.floor" "$s")
-        m=$(ratio_median "$work/lat.sm.floor" "$work/lat.sm.mercury" "$s")
-        o=$(ratio_median "$work/lat.sm.floor" "$work/lat.sm.ours" "$s")
-        [ "$m" = - ] || m=$(awk -v r="$m" 'BEGIN { printf "%.1f", r }')
-        [ "$o" = - ] || o=$(awk -v r="$o" 'BEGIN { printf "%.1f", r }')
+    for s in $4; do
+        f=$(median "$1" "$s")
+        m=$(ratio_median "$1" "$6" "$s")
+        o=$(ratio_median "$1" "$7" "$s")
+        [ "$m" = - ] || m=$(awk -v r="$m" -v f="$5" 'BEGIN { printf f, r }')
+        [ "$o" = - ] || o=$(awk -v r="$o" -v f="$5" 'BEGIN { printf f, r }')
         printf '%-8s %-4s %10s %16s %16s %16s\n' "" "" "$s" "$f" "$m" "$o"
     done
 }
@@ -439,11 +477,16 @@ for tr in $transports; do
             lat)
                 goal=$([ "$tr" = sm ] && echo 0.5 || echo 1.0)
                 report lat "$tr" "us" "$lat_bytes" max "$goal" 8 512
-                [ "$tr" != sm ] || report_floor ;;
+                [ "$tr" != sm ] || report_floor "$work/lat.sm.floor" sm us "$lat_bytes" %.1f \
+                    "$work/lat.sm.mercury" "$work/lat.sm.ours" ;;
             get) report get "$tr" "MB/s" "$bw_bytes" min "" 0 0 ;;
             bulk) report bulk "$tr" "MB/s" "$bw_bytes" min 1.2 65536 4194304 ;;
             write) report write "$tr" "MB/s" "$bw_bytes" min 1.2 65536 4194304 ;;
             push) report push "$tr" "MB/s" "$bw_bytes" min 1.2 65536 4194304 ;;
+        esac
+        case "$t.$tr" in bulk.tcp | bulk.btltcp | write.tcp | write.btltcp | push.tcp | push.btltcp)
+            report_floor "$work/bw.tcp.floor" tcp MB/s "$bw_bytes" %.2f "$work/$t.$tr.mercury" \
+                "$work/$t.$tr.ours" ;;
         esac
     done
 done

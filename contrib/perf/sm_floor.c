@@ -17,22 +17,16 @@
  *
  * The parent runs on core A, the child on core B (default 0 and 1).
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
+#include "floor.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define MAX_SIZE  4096
-#define MAX_SIZES 32
-#define WARMUP    1000
+#define MAX_SIZE 4096
+#define WARMUP   1000
 
 typedef struct {
     _Alignas(64) _Atomic uint64_t seq;
@@ -50,58 +44,6 @@ static void usage(FILE *f)
             MAX_SIZE);
 }
 
-/* A whole decimal number in [min, max], or -1. */
-static long parse_long(const char *s, long min, long max)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (0 != errno || end == s || '\0' != *end || v < min || v > max) {
-        return -1;
-    }
-    return v;
-}
-
-static int parse_sizes(const char *arg, size_t *sizes)
-{
-    char *copy = strdup(arg), *save = NULL;
-    int n = 0;
-    if (NULL == copy) {
-        return -1;
-    }
-    for (char *tok = strtok_r(copy, ",", &save); NULL != tok; tok = strtok_r(NULL, ",", &save)) {
-        long v = parse_long(tok, 0, MAX_SIZE);
-        if (v < 0 || n == MAX_SIZES) {
-            fprintf(stderr,
-                    "sm_floor: --sizes: '%s' is not a size from 0 to %d (at most %d sizes)\n", tok,
-                    MAX_SIZE, MAX_SIZES);
-            n = -1;
-            break;
-        }
-        sizes[n++] = (size_t) v;
-    }
-    free(copy);
-    return n;
-}
-
-static void bind_to(int core)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(core, &set);
-    if (0 != sched_setaffinity(0, sizeof(set), &set)) {
-        fprintf(stderr, "sm_floor: cannot bind to core %d (%s); running unbound\n", core,
-                strerror(errno));
-    }
-}
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec * 1e6 + (double) t.tv_nsec * 1e-3;
-}
-
 static void send_msg(slot_t *out, const unsigned char *buf, size_t size, uint64_t seq)
 {
     memcpy(out->payload, buf, size);
@@ -117,47 +59,18 @@ static void recv_msg(slot_t *in, unsigned char *buf, size_t size, uint64_t seq)
 
 int main(int argc, char **argv)
 {
-    size_t sizes[MAX_SIZES] = {8, 64, 512};
-    int num_sizes = 3;
-    long iterations = 100000;
-    int cores[2] = {0, 1};
-    for (int i = 1; i < argc; ++i) {
-        const char *opt = argv[i];
-        if (0 == strcmp(opt, "-h") || 0 == strcmp(opt, "--help")) {
-            usage(stdout);
-            return 0;
-        }
-        if (i + 1 == argc) {
-            fprintf(stderr, "sm_floor: %s needs a value\n", opt);
-            usage(stderr);
-            return 2;
-        }
-        const char *val = argv[++i];
-        if (0 == strcmp(opt, "--sizes")) {
-            num_sizes = parse_sizes(val, sizes);
-            if (num_sizes <= 0) {
-                return 2;
-            }
-        } else if (0 == strcmp(opt, "--iterations")) {
-            iterations = parse_long(val, 1, 1000000000L);
-            if (iterations < 0) {
-                fprintf(stderr, "sm_floor: --iterations: '%s' is not a count from 1 to 10^9\n",
-                        val);
-                return 2;
-            }
-        } else if (0 == strcmp(opt, "--cores")) {
-            char tail = 0;
-            if (2 != sscanf(val, "%d,%d%c", &cores[0], &cores[1], &tail) || cores[0] < 0 ||
-                cores[1] < 0 || cores[0] >= CPU_SETSIZE || cores[1] >= CPU_SETSIZE) {
-                fprintf(stderr, "sm_floor: --cores: '%s' is not two core numbers A,B\n", val);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "sm_floor: unknown option '%s'\n", opt);
-            usage(stderr);
-            return 2;
-        }
+    floor_options_t o = {.sizes = {8, 64, 512},
+                         .num_sizes = 3,
+                         .size_min = 0,
+                         .size_max = MAX_SIZE,
+                         .iterations = 100000,
+                         .cores = {0, 1}};
+    int rc = floor_parse_options("sm_floor", &o, argc, argv, usage, NULL);
+    if (rc >= 0) {
+        return rc;
     }
+    const long *sizes = o.sizes, iterations = o.iterations;
+    const int num_sizes = o.num_sizes, *cores = o.cores;
 
     slot_t *slots =
         mmap(NULL, 2 * sizeof(slot_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -173,7 +86,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const int me = 0 == child; /* 0: the parent, which measures */
-    bind_to(cores[me]);
+    floor_bind_to("sm_floor", cores[me]);
     slot_t *in = &slots[me], *out = &slots[!me];
     unsigned char buf[MAX_SIZE];
     memset(buf, me ? 0xb : 0xa, sizeof(buf));
@@ -185,13 +98,13 @@ int main(int argc, char **argv)
     }
     uint64_t seq = 0;
     for (int s = 0; s < num_sizes; ++s) {
-        size_t size = sizes[s];
+        size_t size = (size_t) sizes[s];
         double start = 0;
         for (long i = 0; i < WARMUP + iterations; ++i) {
             ++seq;
             if (0 == me) {
                 if (WARMUP == i) {
-                    start = now_us();
+                    start = floor_now_us();
                 }
                 send_msg(out, buf, size, seq);
                 recv_msg(in, buf, size, seq);
@@ -201,7 +114,7 @@ int main(int argc, char **argv)
             }
         }
         if (0 == me) {
-            printf("%-10zu %17.3f\n", size, (now_us() - start) / (double) iterations / 2.0);
+            printf("%-10zu %17.3f\n", size, (floor_now_us() - start) / (double) iterations / 2.0);
             fflush(stdout);
         }
     }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# contrib/perf/sm_floor.c and tcp_floor.c, which the Mercury comparisons
+# build with cc at run time: they build, a short run prints one row per
+# size in opal_perf's layout with a positive figure, and bad options are
+# refused with a message naming the option. Run by make check.
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/floor_test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failed=0
+fail() {
+    echo "FAIL: $*" >&2
+    failed=1
+}
+
+for tool in sm_floor tcp_floor; do
+    if ! ${CC:-cc} -std=c11 -O2 -Wall -Werror -o "$work/$tool" "$src/contrib/perf/$tool.c" \
+        2>"$work/$tool.log"; then
+        fail "$tool.c does not build: $(cat "$work/$tool.log")"
+    fi
+done
+[ $failed -eq 0 ] || exit 1
+
+# rows OUT SIZES: OUT has '#' lines, then exactly one "size value" row per
+# size in SIZES, in order, each value above 0.
+rows() {
+    local out=$1 sizes=$2
+    grep -v '^#' "$out" | awk '{ print $1 }' | tr '\n' ' ' | grep -qx "$sizes " ||
+        fail "rows of $(cat "$out") are not for sizes $sizes"
+    grep -v '^#' "$out" | awk 'NF != 2 || !($2 > 0) { bad = 1 } END { exit bad }' ||
+        fail "a row of $(cat "$out") has no positive figure"
+    head -n 1 "$out" | grep -q '^# ' || fail "no header line in $(cat "$out")"
+}
+
+timeout 60 "$work/sm_floor" --sizes 8,64 --iterations 2000 >"$work/sm.out" 2>&1 ||
+    fail "sm_floor failed: $(cat "$work/sm.out")"
+rows "$work/sm.out" "8 64"
+
+timeout 60 "$work/tcp_floor" --sizes 4096,65536 --window 4 --iterations 5 >"$work/tcp.out" 2>&1 ||
+    fail "tcp_floor failed: $(cat "$work/tcp.out")"
+rows "$work/tcp.out" "4096 65536"
+grep -q 'at most 262144 bytes per send' "$work/tcp.out" ||
+    fail "tcp_floor's header does not give its send size: $(head -n 1 "$work/tcp.out")"
+# Whole chunks at once, a size that is no multiple of a page.
+timeout 60 "$work/tcp_floor" --sizes 100001 --window 3 --iterations 2 --send-max 0 \
+    >"$work/tcp0.out" 2>&1 || fail "tcp_floor --send-max 0 failed: $(cat "$work/tcp0.out")"
+rows "$work/tcp0.out" "100001"
+
+# refused TOOL MESSAGE ARGS...: TOOL ARGS exits 2 and says MESSAGE.
+refused() {
+    local tool=$1 msg=$2
+    shift 2
+    "$work/$tool" "$@" >"$work/r.out" 2>&1
+    local rc=$?
+    [ $rc -eq 2 ] || fail "$tool $* exited $rc, not 2"
+    grep -qF -- "$msg" "$work/r.out" || fail "$tool $*: no '$msg' in: $(cat "$work/r.out")"
+}
+refused sm_floor "--sizes: '5000' is not a size" --sizes 8,5000
+refused sm_floor "unknown option '--window'" --window 2
+refused tcp_floor "--sizes: '0' is not a size" --sizes 0
+refused tcp_floor "--sizes: '64k' is not a size" --sizes 64k
+refused tcp_floor "--window: '0' is not a count" --window 0
+refused tcp_floor "--window: '2000' is not a count" --window 2000
+refused tcp_floor "--iterations: '0' is not a count" --iterations 0
+refused tcp_floor "--send-max: 'x' is not a size" --send-max x
+refused tcp_floor "--cores: '0' is not two core numbers" --cores 0
+refused tcp_floor "--iterations needs a value" --iterations
+refused tcp_floor "unknown option '--rounds'" --rounds 3
+refused tcp_floor "more than 1073741824 bytes per process" --sizes 67108864 --window 64
+
+exit $failed
