@@ -133,8 +133,9 @@ static int tune(int fd)
 }
 
 /* The child: answers each request (a chunk size, 0 to stop) with window
- * chunks of that size. */
-static int sender(int fd, long window, unsigned char *buf)
+ * chunks of that size, out of buf (window chunks of at most largest
+ * bytes). */
+static int sender(int fd, long window, uint64_t largest, unsigned char *buf)
 {
     for (;;) {
         uint64_t size;
@@ -145,7 +146,7 @@ static int sender(int fd, long window, unsigned char *buf)
         if (0 == size) {
             return 0;
         }
-        if (size > (uint64_t) MAX_SIZE) {
+        if (size > largest) {
             fprintf(stderr, "tcp_floor: the sender was asked for chunks of %llu bytes\n",
                     (unsigned long long) size);
             return 1;
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
         close(client);
         floor_bind_to("tcp_floor", cores[0]);
         memset(buf, 0xa, bytes); /* its pages in place before the clock runs */
-        _exit(sender(server, window, buf));
+        _exit(sender(server, window, (uint64_t) largest, buf));
     }
     close(server);
     floor_bind_to("tcp_floor", cores[1]);
