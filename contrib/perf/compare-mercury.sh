@@ -167,35 +167,32 @@ to_bytes() {
 }
 lat_bytes=$(to_bytes "$lat_sizes")
 
-# The shared-memory floor (lat over sm): built once, skipped with a line
-# saying why when there is no C compiler or it does not build.
+# build_floor NAME: contrib/perf/NAME.c built once into the work
+# directory; prints its path, or nothing after a line saying why (no C
+# compiler, or it does not build).
+build_floor() {
+    if ${CC:-cc} -std=c11 -O2 -o "$work/$1" "$here/$1.c" 2>"$work/$1.log"; then
+        echo "$work/$1"
+    else
+        echo "compare-mercury.sh: $1.c did not build with ${CC:-cc}; no floor:" >&2
+        sed 's/^/    /' "$work/$1.log" >&2
+    fi
+}
+
+# The shared-memory floor (lat over sm).
 floor=""
+floor_sizes=${lat_bytes% } # to_bytes' list, comma-separated
+floor_sizes=${floor_sizes// /,}
 case " $tests " in *" lat "*)
-    case " $transports " in *" sm "*)
-        if ${CC:-cc} -std=c11 -O2 -o "$work/sm_floor" "$here/sm_floor.c" 2>"$work/sm_floor.log"; then
-            floor=$work/sm_floor
-            floor_sizes=${lat_bytes% } # to_bytes' list, comma-separated
-            floor_sizes=${floor_sizes// /,}
-        else
-            echo "compare-mercury.sh: sm_floor.c did not build with ${CC:-cc}; no floor:" >&2
-            sed 's/^/    /' "$work/sm_floor.log" >&2
-        fi ;;
-    esac ;;
+    case " $transports " in *" sm "*) floor=$(build_floor sm_floor) ;; esac ;;
 esac
 bw_bytes=$(to_bytes "$bw_sizes")
-# The tcp floor (bulk, write or push over tcp or btltcp), built the same way.
+# The tcp floor (bulk, write or push over tcp or btltcp).
 tcp_floor=""
+tcp_floor_sizes=${bw_bytes% }
+tcp_floor_sizes=${tcp_floor_sizes// /,}
 case " $tests " in *" bulk "* | *" write "* | *" push "*)
-    case " $transports " in *" tcp "* | *" btltcp "*)
-        if ${CC:-cc} -std=c11 -O2 -o "$work/tcp_floor" "$here/tcp_floor.c" 2>"$work/tcp_floor.log"; then
-            tcp_floor=$work/tcp_floor
-            tcp_floor_sizes=${bw_bytes% }
-            tcp_floor_sizes=${tcp_floor_sizes// /,}
-        else
-            echo "compare-mercury.sh: tcp_floor.c did not build with ${CC:-cc}; no floor:" >&2
-            sed 's/^/    /' "$work/tcp_floor.log" >&2
-        fi ;;
-    esac ;;
+    case " $transports " in *" tcp "* | *" btltcp "*) tcp_floor=$(build_floor tcp_floor) ;; esac ;;
 esac
 max_bw=0
 min_bw=
@@ -339,28 +336,16 @@ ours_run() {
     esac >>"$work/$t.$tr.ours" || true
 }
 
-# floor_run: one round of the shared-memory floor, the sizes and cores of
-# lat over sm.
+# floor_run FILE FLOOR ARGS...: one round of a floor (its rows appended
+# to FILE), the sizes and cores of what it stands beside.
 floor_run() {
-    local out
+    local file=$1 tool=$2 out
+    shift 2
     out=$(mktemp "$work/f.XXXXXX")
-    if timeout 600 "$floor" --sizes "$floor_sizes" --iterations "$iterations" --cores 0,1 >"$out" 2>&1; then
-        rows "$out" >>"$work/lat.sm.floor"
+    if timeout 600 "$tool" "$@" --cores 0,1 >"$out" 2>&1; then
+        rows "$out" >>"$file"
     else
-        echo "compare-mercury.sh: sm_floor failed:" >&2
-        tail -n 8 "$out" | sed 's/^/    /' >&2
-    fi
-}
-
-# tcp_floor_run: one round of the tcp floor, the sizes of the bandwidths.
-tcp_floor_run() {
-    local out
-    out=$(mktemp "$work/f.XXXXXX")
-    if timeout 600 "$tcp_floor" --sizes "$tcp_floor_sizes" --window 64 \
-        --iterations "$bw_iterations" --cores 0,1 >"$out" 2>&1; then
-        rows "$out" >>"$work/bw.tcp.floor"
-    else
-        echo "compare-mercury.sh: tcp_floor failed:" >&2
+        echo "compare-mercury.sh: ${tool##*/} failed:" >&2
         tail -n 8 "$out" | sed 's/^/    /' >&2
     fi
 }
@@ -378,12 +363,14 @@ for round in $(seq 1 "$rounds"); do
                 merc_run "$t" "$tr"
             fi
             if [ "$t" = lat ] && [ "$tr" = sm ] && [ -n "$floor" ]; then
-                floor_run
+                floor_run "$work/lat.sm.floor" "$floor" --sizes "$floor_sizes" \
+                    --iterations "$iterations"
             fi
         done
     done
     if [ -n "$tcp_floor" ]; then
-        tcp_floor_run
+        floor_run "$work/bw.tcp.floor" "$tcp_floor" --sizes "$tcp_floor_sizes" --window 64 \
+            --iterations "$bw_iterations"
     fi
 done
 
