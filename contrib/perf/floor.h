@@ -1,7 +1,8 @@
 /*
  * What sm_floor.c and tcp_floor.c share: their options' parsing, binding
  * to a core and the clock. Header-only, so that each still builds with one
- * cc command (the compare scripts build them at run time).
+ * cc command (the compare scripts build them at run time). Included first:
+ * it defines _GNU_SOURCE.
  */
 #ifndef CONTRIB_PERF_FLOOR_H
 #define CONTRIB_PERF_FLOOR_H
