@@ -1,5 +1,6 @@
 #include "opal/opal_config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "opal/util/opal_error.h"
@@ -21,7 +22,9 @@ static const struct error_entry *find_entry(int code)
     /* Codes are 0, -1, -2, ... in table order, so the index is -code; the
      * check keeps that true if the table ever gains a gap. */
     size_t n = sizeof(error_table) / sizeof(error_table[0]);
-    if (code <= 0 && (size_t) -code < n && error_table[-code].code == code) {
+    /* code > -n before -code: a code from a peer may be INT_MIN, whose
+     * negation overflows. */
+    if (code <= 0 && code > -(int) n && error_table[-code].code == code) {
         return &error_table[-code];
     }
     for (size_t i = 0; i < n; ++i) {
@@ -47,4 +50,15 @@ const char *opal_strerror_name(int code)
 {
     const struct error_entry *entry = find_entry(code);
     return NULL == entry ? NULL : entry->name;
+}
+
+int opal_error_why(int code, char *why, size_t size, const char *format, ...)
+{
+    if (NULL != why && size > 0) {
+        va_list ap;
+        va_start(ap, format);
+        (void) vsnprintf(why, size, format, ap);
+        va_end(ap);
+    }
+    return code;
 }

@@ -2,6 +2,7 @@
  * names, and a clock that never goes backwards. */
 #include "opal/opal_config.h"
 
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -37,6 +38,11 @@ START_TEST(unknown_codes_are_named_by_number)
     ck_assert_str_eq(opal_strerror(7), "Unknown error code 7");
     ck_assert_ptr_null(opal_strerror_name(-12345));
     ck_assert_ptr_null(opal_strerror_name(7));
+    /* The extremes, as a peer may send them (UBSan: no negation of
+     * INT_MIN). */
+    ck_assert_str_eq(opal_strerror(INT_MIN), "Unknown error code -2147483648");
+    ck_assert_ptr_null(opal_strerror_name(INT_MIN));
+    ck_assert_ptr_null(opal_strerror_name(INT_MAX));
     /* Known codes still work after an unknown one used the buffer. */
     ck_assert_str_eq(opal_strerror(OPAL_ERROR), "Error");
 }

@@ -4,25 +4,14 @@
  */
 #include "opal/opal_config.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opal/mca/btl/tcp/btl_tcp_wire.h"
 #include "opal/util/opal_error.h"
 
-static int bad(char *why, size_t why_size, const char *format, ...) OPAL_PRINTF_LIKE(3, 4);
-static int bad(char *why, size_t why_size, const char *format, ...)
-{
-    if (NULL != why && why_size > 0) {
-        va_list ap;
-        va_start(ap, format);
-        (void) vsnprintf(why, why_size, format, ap);
-        va_end(ap);
-    }
-    return OPAL_ERR_BAD_VALUE;
-}
+/* Fills why (when not NULL) and returns OPAL_ERR_BAD_VALUE. */
+#define bad(why, why_size, ...) opal_error_why(OPAL_ERR_BAD_VALUE, (why), (why_size), __VA_ARGS__)
 
 int mca_btl_tcp_addr_pack(const mca_btl_tcp_addr_t *addr, void **blob, size_t *size)
 {

@@ -5,7 +5,6 @@
  */
 #include "opal/opal_config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +19,7 @@
 enum { ADDR_KIND_JOB = 1, ADDR_KIND_CARD = 2 };
 
 /* Fills why (when not NULL) and returns OPAL_ERR_BAD_PARAM. */
-static int refuse(char *why, const char *format, ...) OPAL_PRINTF_LIKE(2, 3);
-static int refuse(char *why, const char *format, ...)
-{
-    if (NULL != why) {
-        va_list ap;
-        va_start(ap, format);
-        vsnprintf(why, NA_BTL_WHY_MAX, format, ap);
-        va_end(ap);
-    }
-    return OPAL_ERR_BAD_PARAM;
-}
+#define refuse(why, ...) opal_error_why(OPAL_ERR_BAD_PARAM, (why), NA_BTL_WHY_MAX, __VA_ARGS__)
 
 /* ------------------------------------------------------ message header */
 
