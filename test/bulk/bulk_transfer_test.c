@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/mca/bulk/base/base.h"
 #include "opal/mca/bulk/bulk.h"
+#include "opal/mca/bulk/copy/bulk_copy_wire.h"
 #include "opal/util/opal_error.h"
 #include "test/bulk/bulk_test_support.h"
 #include "test/support/opal_test.h"
@@ -331,6 +333,260 @@ START_TEST(bound_handle_forwarded_to_a_third_process_moves_data_with_its_origin)
 }
 END_TEST
 
+/* An na operation's end, for the tests that speak to a bulk service
+ * themselves: the result and, for a receive, what arrived. */
+typedef struct na_result_t {
+    bool done;
+    int ret;
+    size_t size;
+    opal_na_addr_t *source; /* a received request's sender (a reference) */
+} na_result_t;
+
+static void na_done(const opal_na_cb_info_t *info)
+{
+    na_result_t *r = info->arg;
+    r->done = true;
+    r->ret = info->ret;
+    if (OPAL_NA_CB_RECV_UNEXPECTED == info->type && OPAL_SUCCESS == info->ret) {
+        r->size = info->info.recv_unexpected.actual_size;
+        r->source = info->info.recv_unexpected.source;
+    } else if (OPAL_NA_CB_RECV_EXPECTED == info->type && OPAL_SUCCESS == info->ret) {
+        r->size = info->info.recv_expected.actual_size;
+    }
+}
+
+/* Sends n bytes from p[1] to p[0]'s bulk service, as a request; when
+ * reply_tag is not negative, first posts p[1]'s receive of the answer on
+ * that tag and returns it decoded (*status, OPAL_ERR_BAD_PARAM for an
+ * answer that does not decode). */
+static int ask_service(bulk_peer_t *p, const void *bytes, size_t n, int reply_tag, int32_t *status)
+{
+    opal_na_class_t *na = p[1].na;
+    opal_na_addr_t *addr = fake_na_addr_of(na, p[0].na);
+    opal_na_op_id_t *send_op = opal_na_op_create(na);
+    opal_na_op_id_t *recv_op = opal_na_op_create(na);
+    void *send_data = NULL, *recv_data = NULL;
+    void *buf = opal_na_msg_buf_alloc(na, 256, &send_data);
+    uint8_t *answer = opal_na_msg_buf_alloc(na, 256, &recv_data);
+    ck_assert(NULL != send_op && NULL != recv_op && NULL != buf && NULL != answer);
+    memcpy(buf, bytes, n);
+    na_result_t sent = {0}, got = {0};
+    if (reply_tag >= 0) {
+        ck_assert_int_eq(opal_na_msg_recv_expected(na, p[1].ctx, na_done, &got, answer, 256,
+                                                   recv_data, addr, OPAL_NA_CONTEXT_ID_BULK,
+                                                   (opal_na_tag_t) reply_tag, recv_op),
+                         OPAL_SUCCESS);
+    }
+    ck_assert_int_eq(opal_na_msg_send_unexpected(na, p[1].ctx, na_done, &sent, buf, n, send_data,
+                                                 addr, OPAL_NA_CONTEXT_ID_BULK, 0, send_op),
+                     OPAL_SUCCESS);
+    ck_assert(bulk_progress(p, 2, &sent.done));
+    ck_assert_int_eq(sent.ret, OPAL_SUCCESS);
+    int rc = OPAL_SUCCESS;
+    if (reply_tag >= 0) {
+        ck_assert(bulk_progress(p, 2, &got.done));
+        ck_assert_int_eq(got.ret, OPAL_SUCCESS);
+        char why[BULK_COPY_WHY_MAX];
+        rc = bulk_copy_reply_decode(answer, got.size, 0, status, why);
+    } else {
+        bulk_drain(p, 2, 20);
+    }
+    opal_na_msg_buf_free(na, answer, recv_data);
+    opal_na_msg_buf_free(na, buf, send_data);
+    ck_assert_int_eq(opal_na_op_destroy(na, recv_op), OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_op_destroy(na, send_op), OPAL_SUCCESS);
+    opal_na_addr_free(na, addr);
+    return rc;
+}
+
+START_TEST(the_copy_service_drops_malformed_requests_refuses_bad_ones_and_serves_on)
+{
+    bulk_test_init(small_pieces);
+    bulk_peer_t p[2];
+    bulk_peer_open(&p[0], &without_rma);
+    bulk_peer_open(&p[1], &without_rma);
+    layout_t l;
+    layout_create(&l, &p[0], &p[1], OPAL_BULK_READ_WRITE);
+    opal_bulk_t *remote = remote_copy(l.origin, &p[1], 0);
+
+    /* Requests this build could not have sent: dropped, unanswered. */
+    uint8_t req[BULK_COPY_REQ_HDR + 64];
+    const uint8_t garbage[5] = {1, 2, 3, 4, 5};
+    (void) ask_service(p, garbage, sizeof(garbage), -1, NULL);
+    bulk_copy_req_t good = {.kind = BULK_COPY_KIND_PULL,
+                            .reply_ctx = p[1].ctx->id,
+                            .tag = 7,
+                            .instance = remote->instance,
+                            .key = remote->key,
+                            .offset = 0,
+                            .length = 8};
+    bulk_copy_req_encode(&good, req);
+    req[0] ^= 0xff; /* magic */
+    (void) ask_service(p, req, BULK_COPY_REQ_HDR, -1, NULL);
+    bulk_copy_req_t bad = good;
+    bad.length = 41; /* past the 40-byte fragments */
+    bulk_copy_req_encode(&bad, req);
+    (void) ask_service(p, req, BULK_COPY_REQ_HDR, -1, NULL);
+    bad = good;
+    bad.kind = BULK_COPY_KIND_PUSH; /* a push of 8 bytes carrying 3 */
+    bulk_copy_req_encode(&bad, req);
+    (void) ask_service(p, req, BULK_COPY_REQ_HDR + 3, -1, NULL);
+
+    /* Well-formed requests the handle does not allow: refused by name. */
+    int32_t status = OPAL_SUCCESS;
+    bad = good;
+    bad.key = remote->key + 1000;
+    bulk_copy_req_encode(&bad, req);
+    ck_assert_int_eq(ask_service(p, req, BULK_COPY_REQ_HDR, 7, &status), OPAL_SUCCESS);
+    ck_assert_int_eq(status, OPAL_ERR_NOT_FOUND);
+    bad = good;
+    bad.instance = remote->instance + 1;
+    bulk_copy_req_encode(&bad, req);
+    ck_assert_int_eq(ask_service(p, req, BULK_COPY_REQ_HDR, 7, &status), OPAL_SUCCESS);
+    ck_assert_int_eq(status, OPAL_ERR_NOT_FOUND);
+    bad = good;
+    bad.offset = 350 - 7; /* 8 bytes from 343 end past 350 */
+    bulk_copy_req_encode(&bad, req);
+    ck_assert_int_eq(ask_service(p, req, BULK_COPY_REQ_HDR, 7, &status), OPAL_SUCCESS);
+    ck_assert_int_eq(status, OPAL_ERR_BAD_PARAM);
+    bad = good;
+    bad.offset = UINT64_MAX;
+    bulk_copy_req_encode(&bad, req);
+    ck_assert_int_eq(ask_service(p, req, BULK_COPY_REQ_HDR, 7, &status), OPAL_SUCCESS);
+    ck_assert_int_eq(status, OPAL_ERR_BAD_PARAM);
+
+    /* The service still serves. */
+    transfer_and_check(p, 2, &l, remote, OPAL_BULK_PULL, "copy");
+    transfer_and_check(p, 2, &l, remote, OPAL_BULK_PUSH, "copy");
+
+    ck_assert_int_eq(opal_bulk_free(remote), OPAL_SUCCESS);
+    layout_free(&l);
+    bulk_peer_close(&p[1]);
+    bulk_peer_close(&p[0]);
+    bulk_test_fini(small_pieces);
+}
+END_TEST
+
+/* The replies a pretend origin gives every fragment request, and the
+ * result the transfer must end with. */
+typedef enum { REPLY_BAD_MAGIC, REPLY_NO_ERROR_CODE, REPLY_WRONG_SIZE, REPLY_REFUSAL } reply_kind_t;
+
+static size_t make_reply(uint8_t *buf, reply_kind_t kind, size_t frag_len)
+{
+    switch (kind) {
+        case REPLY_BAD_MAGIC:
+            bulk_copy_reply_encode(OPAL_SUCCESS, buf);
+            buf[0] ^= 0xff;
+            return BULK_COPY_REPLY_HDR + frag_len;
+        case REPLY_NO_ERROR_CODE:
+            bulk_copy_reply_encode(5, buf);
+            return BULK_COPY_REPLY_HDR;
+        case REPLY_WRONG_SIZE:
+            bulk_copy_reply_encode(OPAL_SUCCESS, buf);
+            memset(buf + BULK_COPY_REPLY_HDR, 0, frag_len);
+            return BULK_COPY_REPLY_HDR + frag_len - 1;
+        case REPLY_REFUSAL:
+        default:
+            bulk_copy_reply_encode(OPAL_ERR_PERM, buf);
+            return BULK_COPY_REPLY_HDR;
+    }
+}
+
+START_TEST(a_malformed_reply_ends_a_copy_transfer_once_with_an_error)
+{
+    const struct {
+        reply_kind_t kind;
+        int want;
+    } cases[] = {{REPLY_BAD_MAGIC, OPAL_ERR_PROTOCOL},
+                 {REPLY_NO_ERROR_CODE, OPAL_ERR_PROTOCOL},
+                 {REPLY_WRONG_SIZE, OPAL_ERR_PROTOCOL},
+                 {REPLY_REFUSAL, OPAL_ERR_PERM}};
+    bulk_test_init(small_pieces);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        bulk_peer_t p[2];
+        bulk_peer_open(&p[0], &without_rma);
+        bulk_peer_open(&p[1], &without_rma);
+        /* The pretend origin: a na class whose bulk context the test
+         * answers from. */
+        opal_na_class_t *fake = fake_na_open(&without_rma);
+        opal_na_context_t *svc = NULL;
+        ck_assert_int_eq(opal_na_context_create(fake, OPAL_NA_CONTEXT_ID_BULK, &svc), OPAL_SUCCESS);
+        opal_na_op_id_t *recv_op = opal_na_op_create(fake);
+        opal_na_op_id_t *send_op = opal_na_op_create(fake);
+        void *in_data = NULL, *out_data = NULL;
+        uint8_t *in = opal_na_msg_buf_alloc(fake, 256, &in_data);
+        uint8_t *out = opal_na_msg_buf_alloc(fake, 256, &out_data);
+        layout_t l;
+        layout_create(&l, &p[0], &p[1], OPAL_BULK_READ_WRITE);
+        opal_bulk_t *remote = remote_copy(l.origin, &p[1], 0);
+        opal_na_addr_t *addr = fake_na_addr_of(p[1].na, fake);
+        result_t r = {0};
+        ck_assert_int_eq(opal_bulk_transfer(p[1].bc, p[1].ctx, on_done, &r, OPAL_BULK_PULL, addr, 0,
+                                            remote, 0, l.local, 0, 350, NULL),
+                         OPAL_SUCCESS);
+        /* Answer every request (the fragments in flight) until the
+         * transfer has ended and nothing more comes. */
+        int answered = 0, idle = 0;
+        while (idle < 200) {
+            na_result_t got = {0};
+            ck_assert_int_eq(
+                opal_na_msg_recv_unexpected(fake, svc, na_done, &got, in, 256, in_data, recv_op),
+                OPAL_SUCCESS);
+            for (int round = 0; round < 1000 && !got.done; ++round) {
+                bulk_drain(p, 2, 1);
+                ck_assert_int_eq(opal_na_poll(fake, svc, NULL), OPAL_SUCCESS);
+                ck_assert_int_eq(opal_na_trigger(svc, 0, NULL), OPAL_SUCCESS);
+                idle = r.done ? idle + 1 : 0;
+                if (idle >= 200) {
+                    break;
+                }
+            }
+            if (!got.done) {
+                ck_assert_int_eq(opal_na_cancel(fake, svc, recv_op), OPAL_SUCCESS);
+                while (!got.done) {
+                    ck_assert_int_eq(opal_na_poll(fake, svc, NULL), OPAL_SUCCESS);
+                    ck_assert_int_eq(opal_na_trigger(svc, 0, NULL), OPAL_SUCCESS);
+                }
+                ck_assert_int_eq(got.ret, OPAL_ERR_CANCELED);
+                break;
+            }
+            ck_assert_int_eq(got.ret, OPAL_SUCCESS);
+            bulk_copy_req_t req;
+            const bulk_copy_limits_t limits = {.max_tag = UINT32_MAX, .pull_frag = 40};
+            char why[BULK_COPY_WHY_MAX];
+            ck_assert_int_eq(bulk_copy_req_decode(in, got.size, &limits, &req, why), OPAL_SUCCESS);
+            size_t n = make_reply(out, cases[i].kind, (size_t) req.length);
+            na_result_t sent = {0};
+            ck_assert_int_eq(opal_na_msg_send_expected(fake, svc, na_done, &sent, out, n, out_data,
+                                                       got.source, req.reply_ctx, req.tag, send_op),
+                             OPAL_SUCCESS);
+            while (!sent.done) {
+                ck_assert_int_eq(opal_na_poll(fake, svc, NULL), OPAL_SUCCESS);
+                ck_assert_int_eq(opal_na_trigger(svc, 0, NULL), OPAL_SUCCESS);
+            }
+            opal_na_addr_free(fake, got.source);
+            ++answered;
+        }
+        ck_assert_int_ge(answered, 1);
+        ck_assert_int_le(answered, 3); /* bulk_copy_window: nothing issued after the error */
+        ck_assert_int_eq(r.calls, 1);
+        ck_assert_int_eq(r.ret, cases[i].want);
+        opal_na_addr_free(p[1].na, addr);
+        ck_assert_int_eq(opal_bulk_free(remote), OPAL_SUCCESS);
+        layout_free(&l);
+        opal_na_msg_buf_free(fake, out, out_data);
+        opal_na_msg_buf_free(fake, in, in_data);
+        ck_assert_int_eq(opal_na_op_destroy(fake, send_op), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_na_op_destroy(fake, recv_op), OPAL_SUCCESS);
+        ck_assert_int_eq(opal_na_context_destroy(fake, svc), OPAL_SUCCESS);
+        fake_na_close(fake);
+        bulk_peer_close(&p[1]);
+        bulk_peer_close(&p[0]);
+    }
+    bulk_test_fini(small_pieces);
+}
+END_TEST
+
 START_TEST(copy_from_a_handle_its_origin_freed_fails_as_not_found)
 {
     bulk_test_init(small_pieces);
@@ -476,6 +732,8 @@ int main(void)
     OPAL_TEST_ADD(s, cancel_completes_a_transfer_once_as_canceled);
     OPAL_TEST_ADD(s, bound_handle_forwarded_to_a_third_process_moves_data_with_its_origin);
     OPAL_TEST_ADD(s, copy_from_a_handle_its_origin_freed_fails_as_not_found);
+    OPAL_TEST_ADD(s, the_copy_service_drops_malformed_requests_refuses_bad_ones_and_serves_on);
+    OPAL_TEST_ADD(s, a_malformed_reply_ends_a_copy_transfer_once_with_an_error);
     OPAL_TEST_ADD(s, callback_may_start_the_next_transfer);
     OPAL_TEST_ADD(s, rdma_cuts_large_transfers_into_chunks);
     OPAL_TEST_ADD(s, rdma_follows_the_na_class_advice_on_pieces);

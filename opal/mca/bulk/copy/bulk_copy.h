@@ -11,7 +11,7 @@
  * and the reply only the status. Up to bulk_copy_window fragments are in
  * flight per transfer (bulk_copy_module.c).
  *
- * Messages (little-endian, through opal_cursor):
+ * Messages (little-endian, through opal_cursor; bulk_copy_wire.h):
  *   request: magic u32 "BKCQ", version u8, kind u8 (1 pull, 2 push),
  *            reply context id u8, reserved u8, reply tag u32,
  *            instance u64, key u64, offset u64, length u64, [push: bytes]
@@ -23,14 +23,7 @@
 #include "opal/opal_config.h"
 
 #include "opal/mca/bulk/base/base.h"
-
-#define BULK_COPY_REQ_MAGIC   0x51434b42u /* "BKCQ" */
-#define BULK_COPY_REPLY_MAGIC 0x52434b42u /* "BKCR" */
-#define BULK_COPY_VERSION     1u
-#define BULK_COPY_REQ_HDR     (4 + 4 + 4 + 8 + 8 + 8 + 8)
-#define BULK_COPY_REPLY_HDR   (4 + 4)
-#define BULK_COPY_KIND_PULL   1u
-#define BULK_COPY_KIND_PUSH   2u
+#include "opal/mca/bulk/copy/bulk_copy_wire.h"
 /* The tag of requests (the service receives any). */
 #define BULK_COPY_REQ_TAG 0u
 

@@ -9,10 +9,10 @@
 #include "opal/opal_config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "opal/mca/bulk/copy/bulk_copy.h"
-#include "opal/util/opal_cursor.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
@@ -170,25 +170,19 @@ static int issue(copy_xfer_t *x)
         if (OPAL_SUCCESS != rc) {
             return rc;
         }
-        opal_cursor_t c;
         size_t req_len = BULK_COPY_REQ_HDR + (pull ? 0 : s->len);
-        opal_cursor_init_write(&c, s->req, req_len);
-        opal_cursor_put_u32(&c, BULK_COPY_REQ_MAGIC);
-        opal_cursor_put_u8(&c, BULK_COPY_VERSION);
-        opal_cursor_put_u8(&c, pull ? BULK_COPY_KIND_PULL : BULK_COPY_KIND_PUSH);
-        opal_cursor_put_u8(&c, op->na_ctx->id);
-        opal_cursor_put_u8(&c, 0);
-        opal_cursor_put_u32(&c, tag);
-        opal_cursor_put_u64(&c, op->origin->instance);
-        opal_cursor_put_u64(&c, op->origin->key);
-        opal_cursor_put_u64(&c, op->origin_offset + s->offset);
-        opal_cursor_put_u64(&c, s->len);
+        const bulk_copy_req_t req = {.kind = pull ? BULK_COPY_KIND_PULL : BULK_COPY_KIND_PUSH,
+                                     .reply_ctx = op->na_ctx->id,
+                                     .tag = tag,
+                                     .instance = op->origin->instance,
+                                     .key = op->origin->key,
+                                     .offset = op->origin_offset + s->offset,
+                                     .length = s->len};
+        bulk_copy_req_encode(&req, s->req);
         if (!pull) {
-            uint8_t *data = opal_cursor_take(&c, s->len);
-            if (NULL != data) {
-                opal_bulk_base_copy_flat(op->local, op->local_offset + s->offset, data, s->len,
-                                         false);
-            }
+            /* The request buffer holds the header and push_frag bytes. */
+            opal_bulk_base_copy_flat(op->local, op->local_offset + s->offset,
+                                     (uint8_t *) s->req + BULK_COPY_REQ_HDR, s->len, false);
         }
         s->busy = true;
         s->waiting = 1;
@@ -249,28 +243,25 @@ static void reply_done(const opal_na_cb_info_t *info)
     int ret = info->ret;
     if (OPAL_SUCCESS == ret) {
         bool pull = OPAL_BULK_PULL == op->type;
-        size_t want = BULK_COPY_REPLY_HDR + (pull ? s->len : 0);
         size_t got = info->info.recv_expected.actual_size;
-        opal_cursor_t c;
-        opal_cursor_init_read(&c, s->rep, got);
-        uint32_t magic = opal_cursor_get_u32(&c);
-        int32_t status = (int32_t) opal_cursor_get_u32(&c);
-        if (!opal_cursor_ok(&c) || BULK_COPY_REPLY_MAGIC != magic) {
-            opal_output(0,
-                        "bulk: copy: a malformed reply of %zu bytes from the origin's bulk "
-                        "service",
-                        got);
+        int32_t status;
+        char why[BULK_COPY_WHY_MAX];
+        if (OPAL_SUCCESS != bulk_copy_reply_decode(s->rep, got, pull ? s->len : 0, &status, why)) {
+            char name[256];
+            size_t n = sizeof(name);
+            if (OPAL_SUCCESS !=
+                opal_na_addr_to_string(op->bc->na_class, name, &n, op->origin_addr)) {
+                snprintf(name, sizeof(name), "the origin");
+            }
+            opal_output(0, "bulk: copy: a malformed reply of %zu bytes from %s's bulk service: %s",
+                        got, name, why);
             ret = OPAL_ERR_PROTOCOL;
         } else if (OPAL_SUCCESS != status) {
             opal_output_verbose(1, opal_bulk_base_output,
                                 "copy: the origin refused a fragment of %zu bytes at "
                                 "offset %zu: %s",
                                 s->len, op->origin_offset + s->offset, opal_strerror(status));
-            ret = status < 0 ? status : OPAL_ERR_PROTOCOL;
-        } else if (got != want) {
-            opal_output(0, "bulk: copy: a reply of %zu bytes from the origin, %zu expected", got,
-                        want);
-            ret = OPAL_ERR_PROTOCOL;
+            ret = status;
         } else if (pull) {
             opal_bulk_base_copy_flat(op->local, op->local_offset + s->offset,
                                      (uint8_t *) s->rep + BULK_COPY_REPLY_HDR, s->len, true);

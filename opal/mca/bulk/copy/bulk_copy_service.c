@@ -11,10 +11,10 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "opal/mca/bulk/copy/bulk_copy.h"
-#include "opal/util/opal_cursor.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
@@ -140,41 +140,45 @@ static int check_request(copy_service_t *svc, uint8_t kind, uint64_t instance, u
     return OPAL_SUCCESS;
 }
 
+/* Names addr for a message: its string form, or "an unnamed peer". */
+static const char *peer_name(opal_na_class_t *na, opal_na_addr_t *addr, char *buf, size_t size)
+{
+    size_t n = size;
+    if (NULL == addr || OPAL_SUCCESS != opal_na_addr_to_string(na, buf, &n, addr)) {
+        snprintf(buf, size, "an unnamed peer");
+    }
+    return buf;
+}
+
 /* Serves one request held in r->buf (size bytes) from source. */
 static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_addr_t *source)
 {
     opal_bulk_class_t *bc = svc->cs->bc;
     opal_na_class_t *na = bc->na_class;
-    opal_cursor_t c;
-    opal_cursor_init_read(&c, buf, size);
-    uint32_t magic = opal_cursor_get_u32(&c);
-    uint8_t version = opal_cursor_get_u8(&c);
-    uint8_t kind = opal_cursor_get_u8(&c);
-    uint8_t reply_ctx = opal_cursor_get_u8(&c);
-    (void) opal_cursor_get_u8(&c);
-    uint32_t tag = opal_cursor_get_u32(&c);
-    uint64_t instance = opal_cursor_get_u64(&c);
-    uint64_t key = opal_cursor_get_u64(&c);
-    uint64_t offset = opal_cursor_get_u64(&c);
-    uint64_t length = opal_cursor_get_u64(&c);
-    bool pull = BULK_COPY_KIND_PULL == kind;
-    if (!opal_cursor_ok(&c) || BULK_COPY_REQ_MAGIC != magic || BULK_COPY_VERSION != version ||
-        (!pull && BULK_COPY_KIND_PUSH != kind) || tag > svc->cs->max_tag ||
-        length > (pull ? svc->cs->pull_frag : svc->cs->push_frag) ||
-        opal_cursor_left(&c) != (pull ? 0 : length)) {
+    const bulk_copy_limits_t limits = {.max_tag = svc->cs->max_tag,
+                                       .pull_frag = svc->cs->pull_frag,
+                                       .push_frag = svc->cs->push_frag};
+    bulk_copy_req_t req;
+    char why[BULK_COPY_WHY_MAX];
+    if (OPAL_SUCCESS != bulk_copy_req_decode(buf, size, &limits, &req, why)) {
         /* Not a request this build could have sent: nobody to answer. */
-        opal_output(0, "bulk: copy service: dropped a malformed request of %zu bytes", size);
+        char name[256];
+        opal_output(0, "bulk: copy service: dropped a malformed request of %zu bytes from %s: %s",
+                    size, peer_name(na, source, name, sizeof(name)), why);
         return;
     }
+    bool pull = BULK_COPY_KIND_PULL == req.kind;
+    uint64_t offset = req.offset, length = req.length;
     opal_bulk_t *h = NULL;
-    int status = check_request(svc, kind, instance, key, offset, length, &h);
-    if (OPAL_SUCCESS != status) {
+    int status = check_request(svc, req.kind, req.instance, req.key, offset, length, &h);
+    if (OPAL_SUCCESS != status && opal_output_check_verbosity(1, opal_bulk_base_output)) {
+        char name[256];
         opal_output_verbose(1, opal_bulk_base_output,
-                            "copy service: refused a %s of %llu bytes at offset %llu of "
+                            "copy service: refused %s a %s of %llu bytes at offset %llu of "
                             "handle %llu: %s",
-                            pull ? "pull" : "push", (unsigned long long) length,
-                            (unsigned long long) offset, (unsigned long long) key,
-                            opal_strerror(status));
+                            peer_name(na, source, name, sizeof(name)), pull ? "pull" : "push",
+                            (unsigned long long) length, (unsigned long long) offset,
+                            (unsigned long long) req.key, opal_strerror(status));
     }
     service_reply_t *rep = reply_get(svc);
     if (NULL == rep) {
@@ -183,24 +187,22 @@ static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_add
         return;
     }
     size_t reply_len = BULK_COPY_REPLY_HDR;
-    opal_cursor_t w;
-    opal_cursor_init_write(&w, rep->buf, svc->reply_size);
-    opal_cursor_put_u32(&w, BULK_COPY_REPLY_MAGIC);
-    opal_cursor_put_u32(&w, (uint32_t) status);
+    bulk_copy_reply_encode(status, rep->buf);
     if (NULL != h) {
         if (pull) {
-            uint8_t *data = opal_cursor_take(&w, length);
-            opal_bulk_base_copy_flat(h, offset, data, length, false);
+            /* length is at most pull_frag, which the reply buffer holds. */
+            opal_bulk_base_copy_flat(h, offset, (uint8_t *) rep->buf + BULK_COPY_REPLY_HDR, length,
+                                     false);
             reply_len += length;
         } else {
-            opal_bulk_base_copy_flat(h, offset, opal_cursor_take(&c, length), length, true);
+            opal_bulk_base_copy_flat(h, offset, (void *) req.data, length, true);
         }
         (void) opal_bulk_free(h);
     }
     int rc = opal_na_addr_dup(na, source, &rep->dest);
     if (OPAL_SUCCESS == rc) {
         rc = opal_na_msg_send_expected(na, bc->service_ctx, reply_sent, rep, rep->buf, reply_len,
-                                       rep->data, rep->dest, reply_ctx, tag, rep->id);
+                                       rep->data, rep->dest, req.reply_ctx, req.tag, rep->id);
     }
     if (OPAL_SUCCESS != rc) {
         opal_output(0, "bulk: copy service: cannot send a reply: %s", opal_strerror(rc));
