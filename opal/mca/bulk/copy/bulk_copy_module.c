@@ -9,7 +9,6 @@
 #include "opal/opal_config.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "opal/mca/bulk/copy/bulk_copy.h"
@@ -248,13 +247,11 @@ static void reply_done(const opal_na_cb_info_t *info)
         char why[BULK_COPY_WHY_MAX];
         if (OPAL_SUCCESS != bulk_copy_reply_decode(s->rep, got, pull ? s->len : 0, &status, why)) {
             char name[256];
-            size_t n = sizeof(name);
-            if (OPAL_SUCCESS !=
-                opal_na_addr_to_string(op->bc->na_class, name, &n, op->origin_addr)) {
-                snprintf(name, sizeof(name), "the origin");
-            }
             opal_output(0, "bulk: copy: a malformed reply of %zu bytes from %s's bulk service: %s",
-                        got, name, why);
+                        got,
+                        mca_bulk_copy_peer_name(op->bc->na_class, op->origin_addr, name,
+                                                sizeof(name), "the origin"),
+                        why);
             ret = OPAL_ERR_PROTOCOL;
         } else if (OPAL_SUCCESS != status) {
             opal_output_verbose(1, opal_bulk_base_output,

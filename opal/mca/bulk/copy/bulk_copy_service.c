@@ -11,7 +11,6 @@
  */
 #include "opal/opal_config.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "opal/mca/bulk/copy/bulk_copy.h"
@@ -140,16 +139,6 @@ static int check_request(copy_service_t *svc, uint8_t kind, uint64_t instance, u
     return OPAL_SUCCESS;
 }
 
-/* Names addr for a message: its string form, or "an unnamed peer". */
-static const char *peer_name(opal_na_class_t *na, opal_na_addr_t *addr, char *buf, size_t size)
-{
-    size_t n = size;
-    if (NULL == addr || OPAL_SUCCESS != opal_na_addr_to_string(na, buf, &n, addr)) {
-        snprintf(buf, size, "an unnamed peer");
-    }
-    return buf;
-}
-
 /* Serves one request held in r->buf (size bytes) from source. */
 static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_addr_t *source)
 {
@@ -163,8 +152,9 @@ static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_add
     if (OPAL_SUCCESS != bulk_copy_req_decode(buf, size, &limits, &req, why)) {
         /* Not a request this build could have sent: nobody to answer. */
         char name[256];
-        opal_output(0, "bulk: copy service: dropped a malformed request of %zu bytes from %s: %s",
-                    size, peer_name(na, source, name, sizeof(name)), why);
+        opal_output(
+            0, "bulk: copy service: dropped a malformed request of %zu bytes from %s: %s", size,
+            mca_bulk_copy_peer_name(na, source, name, sizeof(name), "an unnamed peer"), why);
         return;
     }
     bool pull = BULK_COPY_KIND_PULL == req.kind;
@@ -173,12 +163,13 @@ static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_add
     int status = check_request(svc, req.kind, req.instance, req.key, offset, length, &h);
     if (OPAL_SUCCESS != status && opal_output_check_verbosity(1, opal_bulk_base_output)) {
         char name[256];
-        opal_output_verbose(1, opal_bulk_base_output,
-                            "copy service: refused %s a %s of %llu bytes at offset %llu of "
-                            "handle %llu: %s",
-                            peer_name(na, source, name, sizeof(name)), pull ? "pull" : "push",
-                            (unsigned long long) length, (unsigned long long) offset,
-                            (unsigned long long) req.key, opal_strerror(status));
+        opal_output_verbose(
+            1, opal_bulk_base_output,
+            "copy service: refused %s a %s of %llu bytes at offset %llu of "
+            "handle %llu: %s",
+            mca_bulk_copy_peer_name(na, source, name, sizeof(name), "an unnamed peer"),
+            pull ? "pull" : "push", (unsigned long long) length, (unsigned long long) offset,
+            (unsigned long long) req.key, opal_strerror(status));
     }
     service_reply_t *rep = reply_get(svc);
     if (NULL == rep) {
