@@ -1,7 +1,8 @@
 /*
  * The na base as units: info strings, the "no component claims" error,
- * blob headers, exactly-once operation states and trigger order, op reuse
- * from a callback, context ids, the poll hook. Completions are made by
+ * blob headers, addresses named for messages, exactly-once operation
+ * states and trigger order, op reuse from a callback, context ids, the
+ * poll hook. Completions are made by
  * hand through the components' helpers on a class of na/ofi (shm when it
  * runs here, else tcp), so no traffic is needed.
  */
@@ -121,6 +122,41 @@ START_TEST(blob_headers_refuse_truncated_wrong_magic_version_and_component)
     opal_na_addr_free(end.cls, self);
     free(blob);
     free(copy);
+    close_any();
+}
+END_TEST
+
+START_TEST(an_address_names_itself_by_uri_cut_with_dots_or_by_the_fallback)
+{
+    open_any();
+    opal_na_addr_t *self = NULL;
+    ck_assert_int_eq(opal_na_addr_self(end.cls, &self), OPAL_SUCCESS);
+    size_t n = 0;
+    ck_assert_int_eq(opal_na_addr_to_string(end.cls, NULL, &n, self), OPAL_ERR_TRUNCATED);
+    char *uri = malloc(n), *buf = malloc(n + 8);
+    ck_assert_int_eq(opal_na_addr_to_string(end.cls, uri, &n, self), OPAL_SUCCESS);
+    ck_assert_uint_gt(strlen(uri), 12);
+    /* Room for it all: the URI itself. */
+    ck_assert_ptr_eq(opal_na_addr_name(end.cls, self, buf, n, "none"), buf);
+    ck_assert_str_eq(buf, uri);
+    /* One byte short, and a buffer of 12: cut, ending in "...". */
+    const size_t sizes[] = {n - 1, 12};
+    for (size_t k = 0; k < 2; ++k) {
+        const size_t size = sizes[k];
+        memset(buf, 'x', n + 8);
+        opal_na_addr_name(end.cls, self, buf, size, "none");
+        ck_assert_uint_eq(strlen(buf), size - 1);
+        ck_assert(0 == memcmp(buf, uri, size - 4));
+        ck_assert_str_eq(buf + size - 4, "...");
+        ck_assert_int_eq(buf[size], 'x');
+    }
+    /* No address, no class: the fallback, cut to the buffer too. */
+    ck_assert_str_eq(opal_na_addr_name(end.cls, NULL, buf, n, "this process"), "this process");
+    ck_assert_str_eq(opal_na_addr_name(NULL, self, buf, n, "nobody"), "nobody");
+    ck_assert_str_eq(opal_na_addr_name(end.cls, NULL, buf, 5, "this process"), "this");
+    opal_na_addr_free(end.cls, self);
+    free(uri);
+    free(buf);
     close_any();
 }
 END_TEST
@@ -296,6 +332,7 @@ int main(void)
     if (have) {
         OPAL_TEST_ADD(s, a_string_no_component_claims_fails_listing_what_each_accepts);
         OPAL_TEST_ADD(s, blob_headers_refuse_truncated_wrong_magic_version_and_component);
+        OPAL_TEST_ADD(s, an_address_names_itself_by_uri_cut_with_dots_or_by_the_fallback);
         OPAL_TEST_ADD(s, an_operation_completes_exactly_once_and_triggers_in_order);
         OPAL_TEST_ADD(s, an_op_id_can_be_reused_from_inside_its_callback);
         OPAL_TEST_ADD(s, a_context_id_in_use_is_refused_and_free_again_after_destroy);

@@ -22,8 +22,6 @@
 
 #include "opal/opal_config.h"
 
-#include <stdio.h>
-
 #include "opal/mca/bulk/base/base.h"
 #include "opal/mca/bulk/copy/bulk_copy_wire.h"
 /* The tag of requests (the service receives any). */
@@ -52,18 +50,6 @@ typedef struct copy_state_t {
     opal_na_tag_t max_tag;
     struct copy_service_t *service;
 } copy_state_t;
-
-/* addr as text for a message (into buf, size bytes), or fallback when
- * it has none. */
-static inline const char *mca_bulk_copy_peer_name(opal_na_class_t *na, opal_na_addr_t *addr,
-                                                  char *buf, size_t size, const char *fallback)
-{
-    size_t n = size;
-    if (NULL == addr || OPAL_SUCCESS != opal_na_addr_to_string(na, buf, &n, addr)) {
-        snprintf(buf, size, "%s", fallback);
-    }
-    return buf;
-}
 
 /* The service on bc's service context: posts the receives. */
 int mca_bulk_copy_service_start(copy_state_t *cs);

@@ -249,8 +249,8 @@ static void reply_done(const opal_na_cb_info_t *info)
             char name[256];
             opal_output(0, "bulk: copy: a malformed reply of %zu bytes from %s's bulk service: %s",
                         got,
-                        mca_bulk_copy_peer_name(op->bc->na_class, op->origin_addr, name,
-                                                sizeof(name), "the origin"),
+                        opal_na_addr_name(op->bc->na_class, op->origin_addr, name, sizeof(name),
+                                          "the origin"),
                         why);
             ret = OPAL_ERR_PROTOCOL;
         } else if (OPAL_SUCCESS != status) {

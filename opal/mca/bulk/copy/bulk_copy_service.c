@@ -152,9 +152,9 @@ static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_add
     if (OPAL_SUCCESS != bulk_copy_req_decode(buf, size, &limits, &req, why)) {
         /* Not a request this build could have sent: nobody to answer. */
         char name[256];
-        opal_output(
-            0, "bulk: copy service: dropped a malformed request of %zu bytes from %s: %s", size,
-            mca_bulk_copy_peer_name(na, source, name, sizeof(name), "an unnamed peer"), why);
+        opal_output(0, "bulk: copy service: dropped a malformed request of %zu bytes from %s: %s",
+                    size, opal_na_addr_name(na, source, name, sizeof(name), "an unnamed peer"),
+                    why);
         return;
     }
     bool pull = BULK_COPY_KIND_PULL == req.kind;
@@ -163,13 +163,13 @@ static void serve(copy_service_t *svc, const void *buf, size_t size, opal_na_add
     int status = check_request(svc, req.kind, req.instance, req.key, offset, length, &h);
     if (OPAL_SUCCESS != status && opal_output_check_verbosity(1, opal_bulk_base_output)) {
         char name[256];
-        opal_output_verbose(
-            1, opal_bulk_base_output,
-            "copy service: refused %s a %s of %llu bytes at offset %llu of "
-            "handle %llu: %s",
-            mca_bulk_copy_peer_name(na, source, name, sizeof(name), "an unnamed peer"),
-            pull ? "pull" : "push", (unsigned long long) length, (unsigned long long) offset,
-            (unsigned long long) req.key, opal_strerror(status));
+        opal_output_verbose(1, opal_bulk_base_output,
+                            "copy service: refused %s a %s of %llu bytes at offset %llu of "
+                            "handle %llu: %s",
+                            opal_na_addr_name(na, source, name, sizeof(name), "an unnamed peer"),
+                            pull ? "pull" : "push", (unsigned long long) length,
+                            (unsigned long long) offset, (unsigned long long) req.key,
+                            opal_strerror(status));
     }
     service_reply_t *rep = reply_get(svc);
     if (NULL == rep) {

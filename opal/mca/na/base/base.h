@@ -108,6 +108,11 @@ OPAL_DECLSPEC bool opal_na_addr_is_self(opal_na_class_t *cls, opal_na_addr_t *ad
  * set to the bytes needed (NUL included) and OPAL_ERR_TRUNCATED returned. */
 OPAL_DECLSPEC int opal_na_addr_to_string(opal_na_class_t *cls, char *buf, size_t *size,
                                          opal_na_addr_t *addr);
+/* An address for messages: its URI in buf (cut to size - 1 bytes and
+ * ending in "..." when longer), or fallback when addr is NULL or has no
+ * URI. Returns buf, always NUL-terminated (size > 0). */
+OPAL_DECLSPEC const char *opal_na_addr_name(opal_na_class_t *cls, opal_na_addr_t *addr, char *buf,
+                                            size_t size, const char *fallback);
 /* Serialized addresses carry a header naming the component and format
  * version, so that a blob of another component or version is refused with
  * a clear error (docs/na-bulk.md has the layout). */

@@ -166,6 +166,30 @@ int opal_na_addr_to_string(opal_na_class_t *cls, char *buf, size_t *size, opal_n
     return OPAL_SUCCESS;
 }
 
+const char *opal_na_addr_name(opal_na_class_t *cls, opal_na_addr_t *addr, char *buf, size_t size,
+                              const char *fallback)
+{
+    size_t need = size;
+    int rc = NULL == cls || NULL == addr ? OPAL_ERR_BAD_PARAM
+                                         : opal_na_addr_to_string(cls, buf, &need, addr);
+    if (OPAL_ERR_TRUNCATED == rc && need > size) {
+        char *full = malloc(need);
+        if (NULL != full && OPAL_SUCCESS == opal_na_addr_to_string(cls, full, &need, addr)) {
+            snprintf(buf, size, "%s", full);
+            if (size > 4) {
+                memcpy(buf + size - 4, "...", 4);
+            }
+            free(full);
+            return buf;
+        }
+        free(full);
+    }
+    if (OPAL_SUCCESS != rc) {
+        snprintf(buf, size, "%s", fallback);
+    }
+    return buf;
+}
+
 size_t opal_na_addr_get_serialize_size(opal_na_class_t *cls, opal_na_addr_t *addr)
 {
     return blob_header_size(cls) + cls->ops->addr_get_serialize_size(cls, addr);

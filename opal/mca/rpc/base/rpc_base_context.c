@@ -215,10 +215,7 @@ fail:
 /* The sender's URI for messages (or "this process"). */
 static void source_name(opal_na_addr_t *source, char *buf, size_t size)
 {
-    if (NULL == source || NULL == opal_rpc_engine.na ||
-        OPAL_SUCCESS != opal_na_addr_to_string(opal_rpc_engine.na, buf, &size, source)) {
-        snprintf(buf, size, "this process");
-    }
+    opal_na_addr_name(opal_rpc_engine.na, source, buf, size, "this process");
 }
 
 void opal_rpc_base_error_reply(opal_rpc_context_t *ctx, const opal_rpc_hdr_t *in,

@@ -87,10 +87,7 @@ static void sender_name(opal_rpc_request_t *req, opal_rpc_group_t *group, char *
             return;
         }
     }
-    size_t len = size;
-    if (OPAL_SUCCESS != opal_na_addr_to_string(na, buf, &len, src)) {
-        snprintf(buf, size, "a peer whose address does not print");
-    }
+    opal_na_addr_name(na, src, buf, size, "a peer whose address does not print");
 }
 
 /* Every iv request: finds its namespace, checks it, starts its op. */

@@ -54,11 +54,8 @@ typedef struct {
 static void sender_name(opal_rpc_request_t *req, char *buf, size_t len)
 {
     opal_na_addr_t *addr = opal_rpc_req_source(req);
-    size_t size = len;
-    if (NULL == addr || NULL == opal_rpc_na_class() ||
-        OPAL_SUCCESS != opal_na_addr_to_string(opal_rpc_na_class(), buf, &size, addr)) {
-        snprintf(buf, len, "%s", NULL == addr ? "this process" : "(an address with no URI)");
-    }
+    opal_na_addr_name(opal_rpc_na_class(), addr, buf, len,
+                      NULL == addr ? "this process" : "(an address with no URI)");
 }
 
 static bool holds_pattern(const uint8_t *buf, size_t size)
