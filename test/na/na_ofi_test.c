@@ -733,6 +733,58 @@ static uint64_t pvar_value(const char *name)
     return v.uint64val;
 }
 
+/* A peer that sends a tag past the max (the base would refuse it, so the
+ * component's inject is called directly): the server drops it, counts it,
+ * and takes the next message. */
+START_TEST(an_unexpected_message_with_a_tag_past_the_max_is_dropped_and_counted)
+{
+    pair_open();
+    opal_na_addr_t *to_server = lookup_server();
+    na_test_end_t both[2] = {server, client};
+    int first = 1, bad = 2, after = 3, got = 0;
+    na_test_result_t sent = {0}, r = {0};
+    /* Connected first (rxm takes injects only then). */
+    ck_assert_int_eq(opal_na_msg_send_unexpected(client.cls, client.ctx, na_test_record, &sent,
+                                                 &first, sizeof(int), NULL, to_server, 0, 1, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_recv_unexpected(server.cls, server.ctx, na_test_record, &r, &got,
+                                                 sizeof(got), NULL, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(both, 2, &r.calls, 1, TIMEOUT));
+    ck_assert_int_eq(got, 1);
+    opal_na_addr_free(server.cls, r.source);
+    const uint64_t dropped0 = pvar_value("messages_dropped");
+    const opal_na_tag_t max_tag = opal_na_msg_get_max_tag(client.cls);
+    int rc = OPAL_ERR_RESOURCE_BUSY;
+    for (int i = 0; i < 1000 && OPAL_ERR_RESOURCE_BUSY == rc; ++i) {
+        rc = client.cls->ops->msg_inject_unexpected(client.cls, client.ctx, &bad, sizeof(bad),
+                                                    to_server, 0, max_tag + 1);
+        if (OPAL_ERR_RESOURCE_BUSY == rc) {
+            (void) opal_na_poll(client.cls, client.ctx, NULL);
+            (void) opal_na_poll(server.cls, server.ctx, NULL);
+        }
+    }
+    ck_assert_int_eq(rc, OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(client.cls, client.ctx, na_test_record, &sent,
+                                                 &after, sizeof(int), NULL, to_server, 0, 3, NULL),
+                     OPAL_SUCCESS);
+    memset(&r, 0, sizeof(r));
+    got = 0;
+    ck_assert_int_eq(opal_na_msg_recv_unexpected(server.cls, server.ctx, na_test_record, &r, &got,
+                                                 sizeof(got), NULL, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(both, 2, &r.calls, 1, TIMEOUT));
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    ck_assert_int_eq(r.tag, 3);
+    ck_assert_int_eq(got, 3);
+    ck_assert_uint_eq(pvar_value("messages_dropped") - dropped0, 1);
+    ck_assert(na_test_wait(both, 2, &sent.calls, 2, TIMEOUT));
+    opal_na_addr_free(server.cls, r.source);
+    opal_na_addr_free(client.cls, to_server);
+    pair_close();
+}
+END_TEST
+
 /* Client c sends "hello" (tag) to the server, freeing its address of the
  * server as soon as the send is posted (the send holds the peer); the
  * server receives it and returns the source it got, a reference. */
@@ -859,6 +911,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_canceled_pending_transfer_completes_once_as_canceled);
     OPAL_TEST_ADD(s, malformed_uris_and_blobs_are_refused);
     OPAL_TEST_ADD(s, idle_peers_past_the_cache_leave_the_av_and_are_found_again);
+    OPAL_TEST_ADD(s, an_unexpected_message_with_a_tag_past_the_max_is_dropped_and_counted);
     if (0 != strcmp(NA_OFI_PROTO, "shm")) {
         OPAL_TEST_ADD(s, a_user_exclude_list_still_refuses_the_named_provider);
     }

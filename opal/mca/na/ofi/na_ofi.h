@@ -36,6 +36,7 @@
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/mca/na/base/base.h"
 #include "opal/mca/na/na.h"
+#include "opal/mca/na/ofi/na_ofi_wire.h"
 #include "opal/threads/opal_atomic.h"
 #include "opal/threads/opal_mutex.h"
 
@@ -43,14 +44,6 @@
 #define NA_OFI_TAG_EXPECTED   ((uint64_t) 1 << 60)
 #define NA_OFI_TAG_DEST_SHIFT 32
 #define NA_OFI_TAG_SRC_SHIFT  40
-/* Tags are 31 bits (Mercury has 30 on ofi). */
-#define NA_OFI_MAX_TAG 0x7fffffffu
-
-/* Unexpected message header: u32 tag, u8 destination context id, u8
- * source context id, u16 address length, then the sender's address. */
-#define NA_OFI_UHDR_FIXED 8
-#define NA_OFI_ADDR_MAX   256
-#define NA_OFI_UHDR_MAX   (NA_OFI_UHDR_FIXED + NA_OFI_ADDR_MAX)
 
 /* Segments one memory handle may have (each is one registration). */
 #define NA_OFI_MAX_SEGMENTS 1024
@@ -224,9 +217,11 @@ typedef struct opal_na_ofi_component_t {
     /* Addresses no one holds that a class keeps (na_ofi_addr_cache). */
     int addr_cache;
     /* pvars, summed over the classes: address objects held (in use or
-     * idle, each with its AV entry), and idle ones dropped. */
+     * idle, each with its AV entry), idle ones dropped, and unexpected
+     * messages dropped (na_ofi_msg_arrived). */
     opal_atomic_uint64_t addresses;
     opal_atomic_uint64_t addresses_evicted;
+    opal_atomic_uint64_t messages_dropped;
 } opal_na_ofi_component_t;
 
 OPAL_DECLSPEC extern opal_na_ofi_component_t mca_na_ofi_component;

@@ -175,6 +175,15 @@ static int ofi_register(void)
             MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_5,
             MCA_BASE_PVAR_FLAG_NONE, &c->addresses_evicted, NULL, NULL);
     }
+    if (rc >= 0) {
+        rc = mca_base_component_pvar_register(
+            &c->super.na_version, "messages_dropped",
+            "Unexpected messages dropped on arrival: a header that does not decode (short, an "
+            "address length or a tag out of range), a sender's address the provider does not "
+            "take, or no memory to keep one",
+            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_5,
+            MCA_BASE_PVAR_FLAG_NONE, &c->messages_dropped, NULL, NULL);
+    }
     return rc < 0 ? rc : OPAL_SUCCESS;
 }
 

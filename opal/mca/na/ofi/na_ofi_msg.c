@@ -8,13 +8,13 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opal/mca/na/ofi/na_ofi.h"
 #include <rdma/fi_tagged.h>
 
-#include "opal/util/opal_cursor.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
 
@@ -83,15 +83,19 @@ static int send_error(na_ofi_class_t *oc, const char *what, na_ofi_addr_t *a, ss
 static size_t write_unexpected(na_ofi_class_t *oc, uint8_t *out, size_t room, const void *buf,
                                size_t size, uint8_t dest_id, uint8_t src_id, opal_na_tag_t tag)
 {
-    opal_cursor_t c;
-    opal_cursor_init_write(&c, out, room);
-    opal_cursor_put_u32(&c, tag);
-    opal_cursor_put_u8(&c, dest_id);
-    opal_cursor_put_u8(&c, src_id);
-    opal_cursor_put_u16(&c, oc->self->addrlen);
-    opal_cursor_put_bytes(&c, oc->self->addr, oc->self->addrlen);
-    opal_cursor_put_bytes(&c, buf, size);
-    return opal_cursor_ok(&c) ? opal_cursor_pos(&c) : 0;
+    const na_ofi_uhdr_t hdr = {.tag = tag,
+                               .dest_id = dest_id,
+                               .src_id = src_id,
+                               .addrlen = (uint16_t) oc->self->addrlen,
+                               .addr = oc->self->addr};
+    size_t n = na_ofi_uhdr_encode(&hdr, out, room);
+    if (0 == n || room - n < size) {
+        return 0;
+    }
+    if (0 != size) {
+        memcpy(out + n, buf, size);
+    }
+    return n + size;
 }
 
 static uint64_t expected_tag(uint8_t src_id, uint8_t dest_id, opal_na_tag_t tag)
@@ -365,30 +369,56 @@ int na_ofi_msg_recv_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, voi
     return OPAL_SUCCESS;
 }
 
+/* Counts a dropped unexpected message: true for the class's first (the
+ * one that is reported). */
+static bool first_drop(na_ofi_class_t *oc)
+{
+    atomic_fetch_add_explicit(&mca_na_ofi_component.messages_dropped, 1, memory_order_relaxed);
+    return 0 == oc->dropped++;
+}
+
 void na_ofi_msg_arrived(opal_na_class_t *cls, na_ofi_rbuf_t *rbuf, const uint8_t *data, size_t len)
 {
     na_ofi_class_t *oc = na_ofi_class(cls);
-    opal_cursor_t c;
-    opal_cursor_init_read(&c, data, len);
-    opal_na_tag_t tag = opal_cursor_get_u32(&c);
-    uint8_t dest_id = opal_cursor_get_u8(&c);
-    (void) opal_cursor_get_u8(&c);
-    uint16_t alen = opal_cursor_get_u16(&c);
-    const uint8_t *abytes = opal_cursor_get_ptr(&c, alen);
-    char why[160] = "truncated header";
+    na_ofi_uhdr_t uh;
+    size_t hdr = 0;
+    char why[NA_OFI_WHY_MAX];
     na_ofi_addr_t *source = NULL;
-    if (!opal_cursor_ok(&c) ||
-        OPAL_SUCCESS != opal_common_ofi_addr_check(&oc->ofi, abytes, alen, why, sizeof(why)) ||
-        OPAL_SUCCESS != na_ofi_addr_get(oc, abytes, alen, &source)) {
-        if (0 == oc->dropped++) {
+    int rc = na_ofi_uhdr_decode(data, len, &uh, &hdr, why);
+    /* The sender is named when its address is one, even if the rest of
+     * the header is refused. */
+    char addr_why[NA_OFI_WHY_MAX];
+    bool named =
+        NULL != uh.addr && OPAL_SUCCESS == opal_common_ofi_addr_check(&oc->ofi, uh.addr, uh.addrlen,
+                                                                      addr_why, sizeof(addr_why));
+    if (OPAL_SUCCESS == rc && !named) {
+        rc = OPAL_ERR_BAD_PARAM;
+        snprintf(why, sizeof(why), "%s", addr_why);
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = na_ofi_addr_get(oc, uh.addr, uh.addrlen, &source);
+        if (OPAL_SUCCESS != rc) {
+            snprintf(why, sizeof(why), "its sender's address was not taken: %s", opal_strerror(rc));
+        }
+    }
+    if (OPAL_SUCCESS != rc) {
+        if (first_drop(oc)) {
+            char peer[NA_OFI_ADDR_MAX * 2 + 8] = "";
+            size_t n = sizeof(peer);
+            if (named && OPAL_SUCCESS != na_ofi_addr_format(oc, uh.addr, uh.addrlen, peer, &n)) {
+                peer[0] = '\0';
+            }
             opal_output(0,
-                        "na/ofi (%s): dropped an unexpected message of %zu bytes whose header "
-                        "does not name a sender (%s); further ones are only counted",
-                        oc->ofi.prov_name, len, why);
+                        "na/ofi (%s): dropped an unexpected message of %zu bytes from %s%s%s: %s; "
+                        "further ones are only counted",
+                        oc->ofi.prov_name, len,
+                        '\0' == peer[0] ? "a sender it does not name" : cls->protocol,
+                        '\0' == peer[0] ? "" : "://", peer, why);
         }
         return;
     }
-    size_t hdr = opal_cursor_pos(&c);
+    const uint8_t dest_id = uh.dest_id;
+    const opal_na_tag_t tag = uh.tag;
     opal_na_context_t *ctx = opal_na_base_context_get(cls, dest_id);
     if (NULL == ctx || NULL == ctx->plugin) {
         opal_na_base_unknown_context(cls, dest_id);
@@ -413,7 +443,7 @@ void na_ofi_msg_arrived(opal_na_class_t *cls, na_ofi_rbuf_t *rbuf, const uint8_t
         oc->kept_free = k->next;
     } else if (NULL == (k = malloc(sizeof(*k)))) {
         /* Out of memory keeping a message nobody asked for yet. */
-        if (0 == oc->dropped++) {
+        if (first_drop(oc)) {
             opal_output(0, "na/ofi: out of memory keeping an unexpected message: dropped");
         }
         na_ofi_addr_release(na_ofi_class(cls), source);
