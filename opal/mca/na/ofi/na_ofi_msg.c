@@ -403,17 +403,16 @@ void na_ofi_msg_arrived(opal_na_class_t *cls, na_ofi_rbuf_t *rbuf, const uint8_t
     }
     if (OPAL_SUCCESS != rc) {
         if (first_drop(oc)) {
-            char peer[NA_OFI_ADDR_MAX * 2 + 8] = "";
-            size_t n = sizeof(peer);
-            if (named && OPAL_SUCCESS != na_ofi_addr_format(oc, uh.addr, uh.addrlen, peer, &n)) {
-                peer[0] = '\0';
+            char text[NA_OFI_ADDR_MAX * 2 + 8], peer[sizeof(text) + 32];
+            size_t n = sizeof(text);
+            snprintf(peer, sizeof(peer), "a sender it does not name");
+            if (named && OPAL_SUCCESS == na_ofi_addr_format(oc, uh.addr, uh.addrlen, text, &n)) {
+                snprintf(peer, sizeof(peer), "%s://%s", cls->protocol, text);
             }
             opal_output(0,
-                        "na/ofi (%s): dropped an unexpected message of %zu bytes from %s%s%s: %s; "
+                        "na/ofi (%s): dropped an unexpected message of %zu bytes from %s: %s; "
                         "further ones are only counted",
-                        oc->ofi.prov_name, len,
-                        '\0' == peer[0] ? "a sender it does not name" : cls->protocol,
-                        '\0' == peer[0] ? "" : "://", peer, why);
+                        oc->ofi.prov_name, len, peer, why);
         }
         return;
     }
