@@ -52,6 +52,9 @@ static const btl_test_case_t cases[] = {
     {"self", btl_test_case_self, "a rank sends to itself (np 1)"},
     {"killed", btl_test_case_killed,
      "the last rank dies mid-transfer; the others get the error callback"},
+    {"unreaped", btl_test_case_unreaped,
+     "the last rank dies idle when the test says (BTL_TEST_MARK_DIR/go) and stays a zombie; "
+     "the others get the error callback and say so in BTL_TEST_MARK_DIR"},
     {"portdown", btl_test_case_portdown,
      "TRANSPORT COMMAND: one of two modules to the peer fails (COMMAND); its error callback "
      "names it, the other goes on"},

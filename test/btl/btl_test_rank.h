@@ -162,6 +162,7 @@ void btl_test_tags_release(void);
 bool btl_test_case_rdma(int argc, char **argv);
 bool btl_test_case_rdma_again(int argc, char **argv);
 bool btl_test_case_killed(int argc, char **argv);
+bool btl_test_case_unreaped(int argc, char **argv);
 int btl_test_killed_register(void);
 bool btl_test_case_portdown(int argc, char **argv);
 bool btl_test_case_linkdown(int argc, char **argv);

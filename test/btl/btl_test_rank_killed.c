@@ -12,11 +12,15 @@
  */
 #include "opal/opal_config.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/opal_error.h"
@@ -164,4 +168,63 @@ bool btl_test_case_killed(int argc, char **argv)
     free(received);
     received = NULL;
     return ok;
+}
+
+/* ------------------------------------------------------ the unreaped case */
+
+static bool victim_failed(void *arg)
+{
+    (void) arg;
+    return btl_test.failed[btl_test.size - 1];
+}
+
+/*
+ * The unreaped case: the last rank dies while the test holds mcarun
+ * stopped, so nobody reaps it and it stays a zombie (kill(pid, 0) still
+ * finds it), and nobody sends to it, so no transfer fails: only watching
+ * its process tells the others. The test stops mcarun once the victim
+ * says it waits, then creates BTL_TEST_MARK_DIR/go; the victim kills
+ * itself on seeing it. Each survivor creates BTL_TEST_MARK_DIR/rank.R
+ * when its error callback named the victim: mcarun, stopped, forwards no
+ * output, and the test reads the files meanwhile.
+ */
+bool btl_test_case_unreaped(int argc, char **argv)
+{
+    (void) argc;
+    (void) argv;
+    const char *dir = getenv("BTL_TEST_MARK_DIR");
+    if (btl_test.size < 2 || NULL == dir) {
+        btl_test_fail("the unreaped case needs at least 2 ranks and BTL_TEST_MARK_DIR");
+        return false;
+    }
+    btl_test.expect_failures = true;
+    uint32_t victim = btl_test.size - 1;
+    char path[4096];
+    if (btl_test.rank == victim) {
+        snprintf(path, sizeof(path), "%s/go", dir);
+        btl_test_say("waits for %s", path);
+        struct stat st;
+        while (0 != stat(path, &st)) {
+            if (!btl_test_before_deadline()) {
+                btl_test_fail("%s never appeared", path);
+                return false;
+            }
+            usleep(1000);
+        }
+        raise(SIGKILL);
+    }
+    char what[64];
+    snprintf(what, sizeof(what), "the error callback for rank %" PRIu32, victim);
+    if (!btl_test_wait(victim_failed, NULL, what)) {
+        return false;
+    }
+    snprintf(path, sizeof(path), "%s/rank.%" PRIu32, dir, btl_test.rank);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        btl_test_fail("cannot create %s", path);
+        return false;
+    }
+    close(fd);
+    btl_test_say("heard of the loss of rank %" PRIu32, victim);
+    return true;
 }

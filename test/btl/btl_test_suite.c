@@ -1,10 +1,13 @@
 #include "opal/opal_config.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test/btl/btl_test_suite.h"
 
@@ -30,8 +33,8 @@ static void add(const char **argv, int *n, const char *arg)
     argv[*n] = NULL;
 }
 
-void btl_suite_run(mcarun_run_t *run, const char *btl, const char *const *mca_args,
-                   const char *const *extra, int np, const char *const *args)
+void btl_suite_start(mcarun_run_t *run, const char *btl, const char *const *mca_args,
+                     const char *const *extra, int np, const char *const *args)
 {
     static char nps[16];
     snprintf(nps, sizeof(nps), "%d", np);
@@ -76,7 +79,14 @@ void btl_suite_run(mcarun_run_t *run, const char *btl, const char *const *mca_ar
     for (int i = 0; NULL != args && NULL != args[i]; ++i) {
         add(argv, &n, args[i]);
     }
-    mcarun_test_mcarun(run, NULL, argv);
+    mcarun_test_start(run, NULL, argv);
+}
+
+void btl_suite_run(mcarun_run_t *run, const char *btl, const char *const *mca_args,
+                   const char *const *extra, int np, const char *const *args)
+{
+    btl_suite_start(run, btl, mca_args, extra, np, args);
+    mcarun_test_finish(run);
 }
 
 static void expect(const mcarun_run_t *run, bool cond, const char *what)
@@ -254,6 +264,71 @@ START_TEST(killed)
 }
 END_TEST
 
+/* How many of the survivors' files (rank.R) dir holds. */
+static int marks_in(const char *dir, int survivors)
+{
+    int found = 0;
+    for (int r = 0; r < survivors; ++r) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/rank.%d", dir, r);
+        found += 0 == access(path, F_OK);
+    }
+    return found;
+}
+
+/* A rank that dies while mcarun is stopped stays a zombie: the others
+ * must hear of it all the same, before mcarun is let go (the rank program
+ * says how, case "unreaped"). */
+START_TEST(unreaped)
+{
+    int np = np_or(config->killed_np, 3);
+    char dir[] = "/tmp/btl_unreaped.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    setenv("BTL_TEST_MARK_DIR", dir, 1);
+    const char *args[] = {"unreaped", NULL};
+    const char *extra[] = {"--enable-recovery", NULL};
+    mcarun_run_t run;
+    btl_suite_start(&run, config->btl, config->mca_args, extra, np, args);
+    char needle[64];
+    snprintf(needle, sizeof(needle), "rank %d: waits for ", np - 1);
+    expect(&run, mcarun_test_wait_for(&run, needle, 1), "the last rank never said it waits");
+    ck_assert_int_eq(kill(run.pid, SIGSTOP), 0);
+    char go[PATH_MAX];
+    snprintf(go, sizeof(go), "%s/go", dir);
+    int fd = open(go, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    /* The survivors' btls look at their peers every 100 ms or so; under
+     * valgrind everything is slower. */
+    const int limit_ms = opal_test_under_valgrind() ? 30000 : 10000;
+    int found = 0;
+    for (int ms = 0; ms < limit_ms && (found = marks_in(dir, np - 1)) < np - 1; ms += 10) {
+        usleep(10000);
+    }
+    ck_assert_int_eq(kill(run.pid, SIGCONT), 0);
+    mcarun_test_finish(&run);
+    unlink(go);
+    for (int r = 0; r < np - 1; ++r) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/rank.%d", dir, r);
+        unlink(path);
+    }
+    rmdir(dir);
+    unsetenv("BTL_TEST_MARK_DIR");
+    char what[160];
+    snprintf(what, sizeof(what),
+             "%d of %d survivors heard of the zombie rank %d while mcarun was stopped for %d s",
+             found, np - 1, np - 1, limit_ms / 1000);
+    expect(&run, found == np - 1, what);
+    expect(&run, !btl_suite_has(run.out, "FAILED"), "a rank reported a failure");
+    for (int r = 0; r < np - 1; ++r) {
+        snprintf(what, sizeof(what), "rank %d: unreaped ok\n", r);
+        expect(&run, btl_suite_has(run.out, what), what);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 Suite *btl_suite_create(const btl_suite_t *cfg)
 {
     config = cfg;
@@ -263,10 +338,15 @@ Suite *btl_suite_create(const btl_suite_t *cfg)
         const char *name;
         const TTest *test;
     } table[] = {
-        {BTL_SUITE_SIZES, "sizes", sizes}, {BTL_SUITE_TAGS, "tags", tags},
-        {BTL_SUITE_ORDER, "order", order}, {BTL_SUITE_SENDI, "sendi", sendi},
-        {BTL_SUITE_RDMA, "rdma", rdma},    {BTL_SUITE_ALLTOALL, "alltoall", alltoall},
-        {BTL_SUITE_SELF, "self", self},    {BTL_SUITE_KILLED, "killed", killed},
+        {BTL_SUITE_SIZES, "sizes", sizes},
+        {BTL_SUITE_TAGS, "tags", tags},
+        {BTL_SUITE_ORDER, "order", order},
+        {BTL_SUITE_SENDI, "sendi", sendi},
+        {BTL_SUITE_RDMA, "rdma", rdma},
+        {BTL_SUITE_ALLTOALL, "alltoall", alltoall},
+        {BTL_SUITE_SELF, "self", self},
+        {BTL_SUITE_KILLED, "killed", killed},
+        {BTL_SUITE_UNREAPED, "unreaped", unreaped},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
         if (0 != (cfg->cases & table[i].bit)) {

@@ -41,6 +41,9 @@ enum {
     BTL_SUITE_ALLTOALL = 0x20, /* np 8 oversubscribed */
     BTL_SUITE_SELF = 0x40,     /* np 1 */
     BTL_SUITE_KILLED = 0x80,   /* a rank dies mid-transfer, np 3 */
+    /* a rank dies idle and stays a zombie (mcarun held stopped), np 3:
+     * only for btls that watch their peers' processes */
+    BTL_SUITE_UNREAPED = 0x100,
     BTL_SUITE_PAIRWISE =
         BTL_SUITE_SIZES | BTL_SUITE_TAGS | BTL_SUITE_ORDER | BTL_SUITE_SENDI | BTL_SUITE_RDMA,
     BTL_SUITE_ALL = BTL_SUITE_PAIRWISE | BTL_SUITE_ALLTOALL | BTL_SUITE_SELF | BTL_SUITE_KILLED,
@@ -83,6 +86,11 @@ int btl_suite_main(Suite *s);
  * NULL. The caller frees with mcarun_test_run_free. */
 void btl_suite_run(mcarun_run_t *run, const char *btl, const char *const *mca_args,
                    const char *const *extra, int np, const char *const *args);
+
+/* The same, started only: mcarun_test_wait_for and mcarun_test_finish
+ * go on. */
+void btl_suite_start(mcarun_run_t *run, const char *btl, const char *const *mca_args,
+                     const char *const *extra, int np, const char *const *args);
 
 /* Checks that the run exited 0 and every rank printed "<case> ok" and no
  * FAILED line, and (between_ranks not NULL) that every rank sent to

@@ -6,7 +6,6 @@
 #include "opal/opal_config.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_pid.h"
 #include "opal/util/opal_timer.h"
 
 const char *mca_btl_ofi_peer_name(const mca_btl_ofi_endpoint_t *ep)
@@ -246,9 +246,9 @@ void mca_btl_ofi_liveness_check(mca_btl_ofi_module_t *module)
         if (NULL == ep || 0 == ep->pid || ep->failed) {
             continue;
         }
-        if (0 != kill(ep->pid, 0) && ESRCH == errno) {
+        if (opal_pid_exited(ep->pid)) {
             char what[96];
-            snprintf(what, sizeof(what), "its process (pid %d) is gone", (int) ep->pid);
+            snprintf(what, sizeof(what), "its process (pid %d) has exited", (int) ep->pid);
             mca_btl_ofi_peer_failed(module, ep, what);
         }
     }

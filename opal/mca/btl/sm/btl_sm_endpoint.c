@@ -18,6 +18,7 @@
 #include "opal/mca/btl/sm/btl_sm.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/runtime/opal_rte.h"
+#include "opal/util/opal_pid.h"
 
 #if defined(HAVE_VALGRIND_VALGRIND_H)
 #include <valgrind/valgrind.h>
@@ -253,7 +254,7 @@ static bool process_exited(const mca_btl_sm_endpoint_t *ep)
         struct pollfd pfd = {.fd = ep->pidfd, .events = POLLIN, .revents = 0};
         return 1 == poll(&pfd, 1, 0);
     }
-    return 0 != kill(ep->pid, 0) && ESRCH == errno;
+    return opal_pid_exited(ep->pid);
 }
 
 /* Gives back what a dropped peer held here, once it was reported (lock

@@ -7,7 +7,6 @@
 #include "opal/opal_config.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_pid.h"
 #include "opal/util/opal_timer.h"
 
 const char *mca_btl_verbs_peer_name(const mca_btl_verbs_endpoint_t *ep)
@@ -66,9 +66,9 @@ void mca_btl_verbs_liveness_check(mca_btl_verbs_module_t *module, bool force)
     for (uint32_t r = 0; r < module->job_size; ++r) {
         mca_btl_verbs_endpoint_t *ep = module->endpoints[r];
         if (NULL != ep && 0 != ep->pid && MCA_BTL_VERBS_EP_READY == ep->state &&
-            0 != kill(ep->pid, 0) && ESRCH == errno) {
+            opal_pid_exited(ep->pid)) {
             char what[96];
-            snprintf(what, sizeof(what), "its process (pid %d on this node) is gone",
+            snprintf(what, sizeof(what), "its process (pid %d on this node) has exited",
                      (int) ep->pid);
             mca_btl_verbs_peer_failed(module, ep, what);
         }

@@ -14,7 +14,6 @@
 #include "opal/opal_config.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include "opal/mca/rpc/base/rpc_base_internal.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_pid.h"
 
 /* A file larger than this is refused before it is read. */
 #define GROUP_FILE_MAX_BYTES (64u << 20)
@@ -162,8 +162,7 @@ int opal_rpc_group_attach(const char *path, opal_rpc_group_t **group)
     }
     uint32_t gone = 0;
     for (uint32_t r = 0; r < file.size; ++r) {
-        if (0 == strcmp(file.hosts[r], host) && 0 != kill((pid_t) file.pids[r], 0) &&
-            ESRCH == errno) {
+        if (0 == strcmp(file.hosts[r], host) && opal_pid_exited((pid_t) file.pids[r])) {
             g->state[r] = OPAL_RPC_MEMBER_DEAD;
             ++gone;
         }
