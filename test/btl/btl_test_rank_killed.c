@@ -151,6 +151,7 @@ bool btl_test_case_killed(int argc, char **argv)
             btl_test_fail("no error callback for rank %" PRIu32 " (%" PRIu64
                           " messages sent to it, %" PRIu64 " received from it)",
                           victim, sent[victim], received[victim]);
+            btl_test_describe_peers();
             ok = false;
         }
     }
