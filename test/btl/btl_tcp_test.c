@@ -2,9 +2,10 @@
  * btl/tcp through the generic btl suite (test/btl/btl_test_suite.h): every
  * size, tag, order, the sendi busy path, put / get, eight ranks all to
  * all (every pair connecting at once, so the simultaneous-connect race is
- * run on every pair) and a killed peer, over `--mca btl self,tcp`, with
- * tcp carrying every message between two ranks; that tcp stands aside
- * on one node unless the selection names it; and, through its own rank
+ * run on every pair), a killed peer and a peer that dies idle, with no
+ * connection to it, and stays unreaped (seen by watching its process),
+ * over `--mca btl self,tcp`, with tcp carrying every message between two
+ * ranks; that tcp stands aside on one node unless the selection names it; and, through its own rank
  * program (test/btl/btl_tcp_rank.c), that a peer breaking the protocol is
  * dropped with the reason, a connection that never says hello is closed
  * at its deadline even while the owner sleeps in opal_progress_wait,
@@ -26,7 +27,7 @@ static btl_suite_t tcp_suite = {
     .name = "btl_tcp",
     .btl = "self,tcp",
     .between_ranks = "tcp",
-    .cases = BTL_SUITE_ALL,
+    .cases = BTL_SUITE_ALL | BTL_SUITE_UNREAPED,
 };
 
 START_TEST(tcp_stands_aside_on_one_node_unless_named)

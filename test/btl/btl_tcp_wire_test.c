@@ -28,6 +28,7 @@ static mca_btl_tcp_addr_t address_of(unsigned count)
     memset(&a, 0, sizeof(a));
     a.port = 40123;
     a.pid = 4711;
+    a.pid_space = 0x8877665544332211u;
     a.count = count;
     for (unsigned i = 0; i < count && i < MCA_BTL_TCP_MAX_ADDRS; ++i) {
         uint32_t ip = htonl(0x0a000001u + i);
@@ -72,7 +73,7 @@ static uint8_t *pack_declined(const char *reason, size_t *size)
     return pack(&a, size);
 }
 
-/* A hand-made blob: the 16-byte header with count, then body_size bytes
+/* A hand-made blob: the 24-byte header with count, then body_size bytes
  * of body (each 0x41), for the malformed kinds pack cannot make. */
 static uint8_t *blob_of_both(unsigned count4, unsigned count6, size_t body_size, size_t *size)
 {
@@ -81,12 +82,13 @@ static uint8_t *blob_of_both(unsigned count4, unsigned count6, size_t body_size,
     ck_assert_ptr_nonnull(p);
     memset(p, 0x41, *size);
     mca_btl_tcp_put_u32(p, MCA_BTL_TCP_ADDR_MAGIC);
-    mca_btl_tcp_put_u16(p + 4, MCA_BTL_TCP_WIRE_VERSION);
+    mca_btl_tcp_put_u16(p + 4, MCA_BTL_TCP_ADDR_VERSION);
     mca_btl_tcp_put_u16(p + 6, 40123);
     mca_btl_tcp_put_u32(p + 8, 4711);
     p[12] = (uint8_t) count4;
     p[13] = (uint8_t) count6;
     memset(p + 14, 0, 2);
+    mca_btl_tcp_put_u64(p + 16, 1);
     return p;
 }
 
@@ -116,6 +118,7 @@ static void expect_address_round_trips(unsigned count4, unsigned count6)
     ck_assert_int_eq(OPAL_SUCCESS, mca_btl_tcp_addr_unpack(blob, size, &b, why, sizeof(why)));
     ck_assert_uint_eq(a.port, b.port);
     ck_assert_uint_eq(a.pid, b.pid);
+    ck_assert(a.pid_space == b.pid_space);
     ck_assert_uint_eq(count, b.count);
     for (unsigned i = 0; i < count; ++i) {
         ck_assert(a.ip[i].v6 == b.ip[i].v6);
@@ -158,10 +161,12 @@ START_TEST(ipv6_addresses_follow_the_ipv4_ones_whatever_their_order)
     size_t size;
     uint8_t *blob = pack(&a, &size);
     const uint8_t expect[] = {
-        'B',  'T', 'C', 'A', 1, 0, 0xbb, 0x9c, 0x67, 0x12, 0, 0, /* magic, version, port, pid */
-        1,    1,   0,   0,                                       /* count4, count6, reserved */
-        192,  168, 1,   2,                                       /* the IPv4 address */
-        0xfd, 0,   0,   0,   0, 0, 0,    0,    0,    0,    0, 0, 0, 0, 0, 1, /* fd00::1 */
+        'B',  'T',  'C',  'A',  2,    0,    0xbb, 0x9c, 0x67, 0x12, 0, 0, /* magic, version, port,
+                                                                             pid */
+        1,    1,    0,    0,                            /* count4, count6, reserved */
+        0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* pid space */
+        192,  168,  1,    2,                            /* the IPv4 address */
+        0xfd, 0,    0,    0,    0,    0,    0,    0,    0,    0,    0, 0, 0, 0, 0, 1, /* fd00::1 */
     };
     ck_assert_uint_eq(sizeof(expect), size);
     ck_assert_mem_eq(expect, blob, size);
@@ -178,10 +183,10 @@ START_TEST(ipv6_counts_that_do_not_match_the_size_are_refused)
 {
     size_t size;
     uint8_t *blob = blob_of_both(1, 1, 4 + 15, &size);
-    expect_address_refused(blob, size, "1 IPv4 and 1 IPv6 addresses in a blob of 35 bytes");
+    expect_address_refused(blob, size, "1 IPv4 and 1 IPv6 addresses in a blob of 43 bytes");
     free(blob);
     blob = blob_of_both(0, 2, 16 * 2 + 4, &size);
-    expect_address_refused(blob, size, "0 IPv4 and 2 IPv6 addresses in a blob of 52 bytes");
+    expect_address_refused(blob, size, "0 IPv4 and 2 IPv6 addresses in a blob of 60 bytes");
     free(blob);
     /* Together past the limit, each count within it. */
     blob = blob_of_both(9, 8, 4 * 9 + 16 * 8, &size);
@@ -195,17 +200,19 @@ START_TEST(an_address_is_little_endian_with_the_ipv4_in_network_order)
     mca_btl_tcp_addr_t a = address_of(1);
     a.port = 0x1234;
     a.pid = 0x01020304;
+    a.pid_space = 0x0102030405060708u;
     uint32_t ip = htonl(0xc0a80102); /* 192.168.1.2 */
     memcpy(a.ip[0].bytes, &ip, 4);
     size_t size;
     uint8_t *blob = pack(&a, &size);
     const uint8_t expect[] = {
-        'B',  'T',  'C', 'A', /* magic */
-        1,    0,              /* version */
-        0x34, 0x12,           /* port */
-        4,    3,    2,   1,   /* pid */
-        1,    0,    0,   0,   /* count4, count6, reserved */
-        192,  168,  1,   2,   /* the address, network order */
+        'B',  'T',  'C', 'A',             /* magic */
+        2,    0,                          /* version */
+        0x34, 0x12,                       /* port */
+        4,    3,    2,   1,               /* pid */
+        1,    0,    0,   0,               /* count4, count6, reserved */
+        8,    7,    6,   5,   4, 3, 2, 1, /* pid space */
+        192,  168,  1,   2,               /* the address, network order */
     };
     ck_assert_uint_eq(sizeof(expect), size);
     ck_assert_mem_eq(expect, blob, size);
@@ -257,8 +264,8 @@ START_TEST(a_blob_shorter_than_the_header_is_refused)
 {
     size_t size;
     uint8_t *blob = pack_count(1, &size);
-    expect_address_refused(blob, 15, "15 bytes, shorter than the 16-byte header");
-    expect_address_refused(NULL, 0, "0 bytes, shorter than the 16-byte header");
+    expect_address_refused(blob, 23, "23 bytes, shorter than the 24-byte header");
+    expect_address_refused(NULL, 0, "0 bytes, shorter than the 24-byte header");
     free(blob);
 }
 END_TEST
@@ -277,15 +284,18 @@ START_TEST(a_blob_of_another_version_is_refused)
 {
     size_t size;
     uint8_t *blob = pack_count(1, &size);
-    mca_btl_tcp_put_u16(blob + 4, 2);
-    expect_address_refused(blob, size, "version 2 (this build speaks 1)");
+    /* Version 1: the header before the pid space, 8 bytes shorter. */
+    mca_btl_tcp_put_u16(blob + 4, 1);
+    expect_address_refused(blob, size, "version 1 (this build speaks 2)");
+    mca_btl_tcp_put_u16(blob + 4, 3);
+    expect_address_refused(blob, size, "version 3 (this build speaks 2)");
     free(blob);
 }
 END_TEST
 
 START_TEST(a_blob_with_a_reserved_byte_set_is_refused)
 {
-    for (size_t at = 14; at < MCA_BTL_TCP_ADDR_HDR; ++at) {
+    for (size_t at = 14; at < 16; ++at) {
         size_t size;
         uint8_t *blob = pack_count(1, &size);
         blob[at] = 0x80;
@@ -347,10 +357,10 @@ START_TEST(a_count_that_does_not_match_the_size_is_refused)
 {
     size_t size;
     uint8_t *blob = blob_of(3, 8, &size);
-    expect_address_refused(blob, size, "3 IPv4 and 0 IPv6 addresses in a blob of 24 bytes");
+    expect_address_refused(blob, size, "3 IPv4 and 0 IPv6 addresses in a blob of 32 bytes");
     free(blob);
     blob = blob_of(2, 9, &size);
-    expect_address_refused(blob, size, "2 IPv4 and 0 IPv6 addresses in a blob of 25 bytes");
+    expect_address_refused(blob, size, "2 IPv4 and 0 IPv6 addresses in a blob of 33 bytes");
     free(blob);
 }
 END_TEST
@@ -370,9 +380,9 @@ START_TEST(a_declined_reason_length_that_does_not_match_the_blob_is_refused)
     size_t size;
     uint8_t *blob = blob_of(0, 2 + 9, &size);
     mca_btl_tcp_put_u16(blob + MCA_BTL_TCP_ADDR_HDR, 10);
-    expect_address_refused(blob, size, "a reason of 10 bytes in a blob of 27");
+    expect_address_refused(blob, size, "a reason of 10 bytes in a blob of 35");
     mca_btl_tcp_put_u16(blob + MCA_BTL_TCP_ADDR_HDR, 8);
-    expect_address_refused(blob, size, "a reason of 8 bytes in a blob of 27");
+    expect_address_refused(blob, size, "a reason of 8 bytes in a blob of 35");
     free(blob);
 }
 END_TEST
@@ -382,7 +392,7 @@ START_TEST(a_declined_reason_longer_than_200_bytes_is_refused)
     size_t size;
     uint8_t *blob = blob_of(0, 2 + MCA_BTL_TCP_REASON_MAX + 1, &size);
     mca_btl_tcp_put_u16(blob + MCA_BTL_TCP_ADDR_HDR, MCA_BTL_TCP_REASON_MAX + 1);
-    expect_address_refused(blob, size, "a reason of 201 bytes in a blob of 219");
+    expect_address_refused(blob, size, "a reason of 201 bytes in a blob of 227");
     free(blob);
 }
 END_TEST

@@ -79,7 +79,7 @@ static void declined(const uint8_t *data, size_t size)
     require(NULL != blob);
     memset(blob, 0, MCA_BTL_TCP_ADDR_HDR);
     mca_btl_tcp_put_u32(blob, MCA_BTL_TCP_ADDR_MAGIC);
-    mca_btl_tcp_put_u16(blob + 4, MCA_BTL_TCP_WIRE_VERSION);
+    mca_btl_tcp_put_u16(blob + 4, MCA_BTL_TCP_ADDR_VERSION);
     mca_btl_tcp_put_u16(blob + MCA_BTL_TCP_ADDR_HDR, (uint16_t) size);
     if (size > 0) {
         memcpy(blob + MCA_BTL_TCP_ADDR_HDR + 2, data, size);

@@ -175,6 +175,9 @@ typedef struct mca_btl_base_endpoint_t {
     /* The module's endpoints, newest first (a standalone job's ranks are
      * pids: walking the rank table would cost millions of steps). */
     struct mca_btl_base_endpoint_t *next_ep;
+    /* The peer's pid when it shares this process's pid space (and is not
+     * this process): its exit is seen without a connection. 0 otherwise. */
+    pid_t watch_pid;
     /* The peer said BYE: its end of the connection is no failure. */
     bool said_bye;
     /* Watched for EPOLLOUT (something queued the socket did not take). */
@@ -260,6 +263,12 @@ typedef struct mca_btl_tcp_module_t {
      * check sees deadlines); the deadline it is armed for (0: none). */
     mca_btl_tcp_pollable_t timer;
     uint64_t timer_due_ns;
+    /* Endpoints whose process is watched (their pid means the same here),
+     * and when the next look at them is due (0: none watched). */
+    uint32_t watched;
+    uint64_t next_liveness_ns;
+    /* opal_pid_space() of this process, published with its pid. */
+    uint64_t pid_space;
     /* Accepted sockets whose handshake has not arrived. */
     opal_list_t incoming;
 
@@ -296,6 +305,8 @@ typedef struct mca_btl_tcp_component_t {
     size_t rcvbuf;
     size_t max_queued;
     unsigned connect_timeout_ms;
+    /* Between checks of the watched peers' processes (0: none). */
+    unsigned liveness_interval_ms;
     unsigned free_list_max;
     unsigned finalize_timeout_ms;
     size_t splice_min;
@@ -389,8 +400,10 @@ void mca_btl_tcp_timer_arm(mca_btl_tcp_module_t *module, uint64_t deadline_ns);
 /* Makes it fire at deadline_ns exactly (0: never). */
 void mca_btl_tcp_timer_reset(mca_btl_tcp_module_t *module, uint64_t deadline_ns);
 
-/* Handshakes and connects past their deadline. */
-void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module);
+/* What is due: the watched peers' processes, when their check is (an
+ * exited one is the peer's failure); handshakes and connects past their
+ * deadline. Then arms the timer for the next of these. */
+void mca_btl_tcp_timers(mca_btl_tcp_module_t *module);
 
 /* Queues out on ep (and writes at once when nothing is ahead of it and the
  * connection is up). */

@@ -136,6 +136,16 @@ static int tcp_register(void)
                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->connect_timeout_ms);
     }
     if (OPAL_SUCCESS == rc) {
+        c->liveness_interval_ms = 100;
+        rc =
+            register_own("liveness_interval",
+                         "Milliseconds between checks that the peers sharing this process's "
+                         "pid space (the same kernel boot and pid namespace) still run: a peer "
+                         "whose process exited is reported to the error callback, connected "
+                         "or not (0: never check)",
+                         MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_5, &c->liveness_interval_ms);
+    }
+    if (OPAL_SUCCESS == rc) {
         c->free_list_max = 1024;
         rc = register_own("free_list_max",
                           "Most send descriptors of each size, and put / get operations, in flight",

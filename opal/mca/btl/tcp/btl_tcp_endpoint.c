@@ -21,6 +21,7 @@
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_pid.h"
 #include "opal/util/opal_timer.h"
 
 /* An accepted socket until its handshake arrives. */
@@ -53,6 +54,23 @@ static uint64_t deadline_from_now(mca_btl_tcp_module_t *module)
         opal_timer_ns() + (uint64_t) mca_btl_tcp_component.connect_timeout_ms * 1000000u;
     mca_btl_tcp_timer_arm(module, deadline);
     return deadline;
+}
+
+/* Watches the new endpoint's process when its pid means the same here
+ * (the same pid space, and not this process), with the module's timer
+ * armed for the first look. */
+static void watch_process(mca_btl_tcp_module_t *module, mca_btl_tcp_endpoint_t *ep)
+{
+    unsigned interval_ms = mca_btl_tcp_component.liveness_interval_ms;
+    if (0 == interval_ms || 0 == ep->addr.pid || 0 == ep->addr.pid_space ||
+        ep->addr.pid_space != module->pid_space || (pid_t) ep->addr.pid == getpid()) {
+        return;
+    }
+    ep->watch_pid = (pid_t) ep->addr.pid;
+    if (0 == module->watched++) {
+        module->next_liveness_ns = opal_timer_ns() + (uint64_t) interval_ms * 1000000u;
+        mca_btl_tcp_timer_arm(module, module->next_liveness_ns);
+    }
 }
 
 mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, uint32_t rank,
@@ -121,6 +139,7 @@ mca_btl_tcp_endpoint_t *mca_btl_tcp_endpoint_get(mca_btl_tcp_module_t *module, u
                     module->super.btl_max_send_size + 64 * 1024;
     ep->next_id = 1;
     OBJ_CONSTRUCT(&ep->waiting, opal_list_t);
+    watch_process(module, ep);
     module->endpoints[rank] = ep;
     ep->next_ep = module->ep_list;
     module->ep_list = ep;
@@ -662,9 +681,37 @@ int mca_btl_tcp_incoming_ready(mca_btl_tcp_module_t *module, mca_btl_tcp_pollabl
     return 1;
 }
 
-void mca_btl_tcp_connect_timeouts(mca_btl_tcp_module_t *module)
+/* Looks at the watched peers' processes: one that exited is the peer's
+ * failure, whether a connection to it exists or not (without one nothing
+ * else would tell). A peer that said goodbye, or that the upper layer
+ * deleted, is not looked at. */
+static void liveness_check(mca_btl_tcp_module_t *module)
+{
+    for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
+        if (0 == ep->watch_pid || !ep->added || ep->said_bye || MCA_BTL_TCP_EP_GONE == ep->state) {
+            continue;
+        }
+        if (opal_pid_exited(ep->watch_pid)) {
+            char what[96];
+            snprintf(what, sizeof(what), "its process (pid %d) has exited", (int) ep->watch_pid);
+            mca_btl_tcp_peer_failed(ep, what);
+        }
+    }
+}
+
+void mca_btl_tcp_timers(mca_btl_tcp_module_t *module)
 {
     uint64_t now = opal_timer_ns(), next_due = 0;
+    /* First, so that the deadlines below include connections an error
+     * callback started. */
+    if (module->watched > 0) {
+        if (now >= module->next_liveness_ns) {
+            liveness_check(module);
+            module->next_liveness_ns =
+                now + (uint64_t) mca_btl_tcp_component.liveness_interval_ms * 1000000u;
+        }
+        next_due = module->next_liveness_ns;
+    }
     incoming_t *in, *next;
     OPAL_LIST_FOREACH_SAFE (in, next, &module->incoming, incoming_t) {
         if (now >= in->deadline_ns) {

@@ -24,6 +24,7 @@
 #include "opal/runtime/opal_proc.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_pid.h"
 #include "opal/util/opal_timer.h"
 
 /* Every queue item starts out never splicing: a stale or zeroed index
@@ -196,6 +197,7 @@ int mca_btl_tcp_module_create(mca_btl_tcp_module_t **out, char **why)
     module->my_jobid = job->my_name.jobid;
     module->my_rank = job->my_name.vpid;
     module->job_size = job->size;
+    module->pid_space = opal_pid_space();
     module->endpoints = calloc(module->job_size, sizeof(*module->endpoints));
 
     size_t max = c->free_list_max > 0 ? c->free_list_max : 1;
@@ -307,6 +309,7 @@ int mca_btl_tcp_module_address(mca_btl_tcp_module_t *module, mca_btl_tcp_addr_t 
     memset(addr, 0, sizeof(*addr));
     addr->port = module->port;
     addr->pid = (uint32_t) getpid();
+    addr->pid_space = module->pid_space;
     struct ifaddrs *ifs = NULL;
     if (0 != getifaddrs(&ifs)) {
         if (asprintf(why, "cannot list the network interfaces: %s", strerror(errno)) < 0) {

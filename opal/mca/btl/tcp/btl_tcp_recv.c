@@ -304,16 +304,17 @@ int mca_btl_tcp_recv(mca_btl_tcp_endpoint_t *ep)
 
 /* ------------------------------------------------------------ progress */
 
-/* Passes between checks of connection and handshake deadlines. */
+/* Passes between checks of connection and handshake deadlines (and of
+ * the watched peers, when due). */
 #define TIMEOUT_CHECK_INTERVAL 1024
 
 /* Counts a progress call; every TIMEOUT_CHECK_INTERVAL of them checks the
- * connection and handshake deadlines. */
+ * timers (mca_btl_tcp_timers). */
 static void count_call(mca_btl_tcp_module_t *module)
 {
     if (++module->progress_calls >= TIMEOUT_CHECK_INTERVAL) {
         module->progress_calls = 0;
-        mca_btl_tcp_connect_timeouts(module);
+        mca_btl_tcp_timers(module);
     }
 }
 
@@ -375,7 +376,7 @@ int mca_btl_tcp_module_poll(mca_btl_tcp_module_t *module)
                     /* Fired: it is disarmed until the check arms it again. */
                     module->timer_due_ns = 0;
                     module->progress_calls = 0;
-                    mca_btl_tcp_connect_timeouts(module);
+                    mca_btl_tcp_timers(module);
                     ++events;
                 }
                 break;

@@ -31,11 +31,12 @@ int mca_btl_tcp_addr_pack(const mca_btl_tcp_addr_t *addr, void **blob, size_t *s
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     mca_btl_tcp_put_u32(p, MCA_BTL_TCP_ADDR_MAGIC);
-    mca_btl_tcp_put_u16(p + 4, MCA_BTL_TCP_WIRE_VERSION);
+    mca_btl_tcp_put_u16(p + 4, MCA_BTL_TCP_ADDR_VERSION);
     mca_btl_tcp_put_u16(p + 6, addr->port);
     mca_btl_tcp_put_u32(p + 8, addr->pid);
     p[12] = (uint8_t) count4;
     p[13] = (uint8_t) count6;
+    mca_btl_tcp_put_u64(p + 16, addr->pid_space);
     uint8_t *at = p + MCA_BTL_TCP_ADDR_HDR;
     for (int pass = 0; pass < 2; ++pass) {
         for (unsigned i = 0; i < addr->count; ++i) {
@@ -69,15 +70,16 @@ int mca_btl_tcp_addr_unpack(const void *blob, size_t size, mca_btl_tcp_addr_t *a
                    (unsigned) mca_btl_tcp_get_u32(p));
     }
     unsigned version = mca_btl_tcp_get_u16(p + 4);
-    if (MCA_BTL_TCP_WIRE_VERSION != version) {
+    if (MCA_BTL_TCP_ADDR_VERSION != version) {
         return bad(why, why_size, "version %u (this build speaks %u)", version,
-                   MCA_BTL_TCP_WIRE_VERSION);
+                   MCA_BTL_TCP_ADDR_VERSION);
     }
     if (0 != p[14] || 0 != p[15]) {
         return bad(why, why_size, "reserved bytes are not zero");
     }
     addr->port = mca_btl_tcp_get_u16(p + 6);
     addr->pid = mca_btl_tcp_get_u32(p + 8);
+    addr->pid_space = mca_btl_tcp_get_u64(p + 16);
     unsigned count4 = p[12], count6 = p[13];
     addr->count = count4 + count6;
     if (0 == addr->count) {

@@ -4,16 +4,20 @@
  *
  * The address a process publishes in the modex (MCA_BTL_TCP_MODEX_KEY):
  *
- *   u32 magic "BTCA"   u16 version (1)   u16 port (its listening port)
+ *   u32 magic "BTCA"   u16 version (2)   u16 port (its listening port)
  *   u32 pid            u8 count4         u8 count6       u8[2] zero
+ *   u64 pid space (opal_pid_space(): the pid is checked for liveness by a
+ *       peer whose pid space is the same, 0 for none)
  *   then count4 IPv4 addresses (4 bytes each) and count6 IPv6 addresses
  *   (16 bytes each), in network order, count4 + count6 at most 16 (the
  *   port is not 0); or, when both counts are 0, why the process's btl/tcp
  *   did not run: u16 length and that many bytes of printable ASCII (no
  *   NUL, no control byte: peers print it). count6 was a zero byte before
- *   IPv6: a blob without IPv6 reads the same in both.
+ *   IPv6: a blob without IPv6 reads the same in both. Version 1 had no
+ *   pid space (a 16-byte header).
  *
- * The handshake, 16 bytes each way, before anything else on a connection:
+ * The handshake (its own version, 1), 16 bytes each way, before anything
+ * else on a connection:
  *
  *   u32 magic "BTCH"   u16 version (1)   u16 kind   u32 jobid   u32 rank
  *
@@ -54,9 +58,10 @@
 
 #define MCA_BTL_TCP_ADDR_MAGIC   0x41435442u /* "BTCA" */
 #define MCA_BTL_TCP_HELLO_MAGIC  0x48435442u /* "BTCH" */
-#define MCA_BTL_TCP_WIRE_VERSION 1u
+#define MCA_BTL_TCP_WIRE_VERSION 1u          /* the handshake's */
+#define MCA_BTL_TCP_ADDR_VERSION 2u          /* the published address's */
 #define MCA_BTL_TCP_MAX_ADDRS    16
-#define MCA_BTL_TCP_ADDR_HDR     16
+#define MCA_BTL_TCP_ADDR_HDR     24
 #define MCA_BTL_TCP_REASON_MAX   200
 
 /* One IP address: 4 bytes (IPv4) or 16 (IPv6), network byte order. */
@@ -69,6 +74,8 @@ typedef struct mca_btl_tcp_ip_t {
 typedef struct mca_btl_tcp_addr_t {
     uint16_t port;
     uint32_t pid;
+    /* opal_pid_space() of the peer (0: its pid is not to be checked). */
+    uint64_t pid_space;
     /* IPv4 addresses first, then IPv6 (as published). */
     unsigned count;
     mca_btl_tcp_ip_t ip[MCA_BTL_TCP_MAX_ADDRS];
