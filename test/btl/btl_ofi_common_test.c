@@ -22,6 +22,7 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_pid.h"
 #include "test/mca/mca_var_test_support.h"
 #include "test/support/opal_test.h"
 
@@ -195,7 +196,7 @@ START_TEST(address_blob_round_trips)
     opal_common_ofi_ctx_t ctx = fake_ctx("tcp;ofi_rxm", FI_SOCKADDR_IN, &sin, sizeof(sin));
     size_t size = 0;
     uint8_t *blob = pack(&ctx, &size);
-    ck_assert_uint_eq(size, 64 + sizeof(sin));
+    ck_assert_uint_eq(size, 72 + sizeof(sin));
     opal_common_ofi_peer_addr_t addr;
     char why[160];
     ck_assert_int_eq(opal_common_ofi_addr_unpack(&ctx, blob, size, &addr, why, sizeof(why)),
@@ -204,6 +205,7 @@ START_TEST(address_blob_round_trips)
     ck_assert_uint_eq(addr.addr_format, FI_SOCKADDR_IN);
     ck_assert_uint_eq(addr.addrlen, sizeof(sin));
     ck_assert_uint_eq(addr.pid, (uint32_t) getpid());
+    ck_assert(0 != addr.pid_space && addr.pid_space == opal_pid_space());
     ck_assert_mem_eq(addr.addr, &sin, sizeof(sin));
     free(blob);
     fi_freeinfo(ctx.info);
@@ -219,10 +221,12 @@ START_TEST(address_blob_refuses_broken_headers)
     char why[160];
 
     ck_assert_int_eq(unpack(&ctx, blob, 3, why), OPAL_ERR_BAD_VALUE);
-    ck_assert_str_eq(why, "3 bytes, shorter than the 64-byte header");
+    ck_assert_str_eq(why, "3 bytes, shorter than the 72-byte header");
     ck_assert_int_eq(unpack(&ctx, NULL, 0, why), OPAL_ERR_BAD_VALUE);
     ck_assert_int_eq(unpack(&ctx, blob, size - 1, why), OPAL_ERR_BAD_VALUE);
     ck_assert_str_eq(why, "header claims a 16-byte address but 15 bytes follow");
+    ck_assert_int_eq(unpack(&ctx, blob, 72, why), OPAL_ERR_BAD_VALUE);
+    /* A version 1 blob (no pid space, 64-byte header) is refused. */
     ck_assert_int_eq(unpack(&ctx, blob, 64, why), OPAL_ERR_BAD_VALUE);
 
     uint8_t *copy = malloc(size);
@@ -234,7 +238,10 @@ START_TEST(address_blob_refuses_broken_headers)
     memcpy(copy, blob, size);
     copy[4] = 9;
     ck_assert_int_eq(unpack(&ctx, copy, size, why), OPAL_ERR_BAD_VALUE);
-    ck_assert_str_eq(why, "address blob version 9, this process reads 1");
+    ck_assert_str_eq(why, "address blob version 9, this process reads 2");
+    copy[4] = 1;
+    ck_assert_int_eq(unpack(&ctx, copy, size, why), OPAL_ERR_BAD_VALUE);
+    ck_assert_str_eq(why, "address blob version 1, this process reads 2");
 
     memcpy(copy, blob, size);
     memset(copy + 16, 'A', 48);

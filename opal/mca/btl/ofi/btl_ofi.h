@@ -321,9 +321,11 @@ typedef struct mca_btl_ofi_module_t {
     int wait_fd;
     int timer_fd;
     bool wait_fd_is_timer;
-    /* Liveness of peers on this node, checked every so often. */
+    /* Liveness of peers in this pid space, checked every so often. */
     unsigned progress_calls;
     uint64_t next_liveness_ns;
+    /* opal_pid_space() of this process: peers sharing it are watched. */
+    uint64_t pid_space;
     /* Messages dropped for coming from outside the job (reported once). */
     bool reported_stray;
 } mca_btl_ofi_module_t;

@@ -108,6 +108,7 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     fi_addr_t fi_addr;
     rc = opal_common_ofi_av_insert(&module->ofi, &addr, &fi_addr, detail, sizeof(detail));
     pid_t pid = (pid_t) addr.pid;
+    uint64_t pid_space = addr.pid_space;
     free(blob);
     if (OPAL_SUCCESS != rc) {
         mca_btl_base_reason_set(why, "rank %u: %s", rank, detail);
@@ -123,9 +124,10 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     ep->proc = proc;
     ep->rank = rank;
     ep->fi_addr = fi_addr;
-    /* A pid means something only on this node; this process is not
-     * checked on. */
-    ep->pid = same_node && rank != module->my_rank ? pid : 0;
+    /* A pid means the same process only in the same pid space (a node's
+     * containers may share a host name and not their pids); this process
+     * is not checked on. */
+    ep->pid = 0 != pid_space && pid_space == module->pid_space && rank != module->my_rank ? pid : 0;
     OBJ_CONSTRUCT(&ep->held, opal_list_t);
     OBJ_CONSTRUCT(&ep->outstanding, opal_list_t);
     module->endpoints[rank] = ep;

@@ -16,6 +16,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_pid.h"
 #include "opal/util/opal_timer.h"
 
 /* CQ entries read per fi_cq_read, and reads per progress call at most. */
@@ -361,6 +362,7 @@ int mca_btl_ofi_module_create(opal_common_ofi_ctx_t *ofi, mca_btl_ofi_module_t *
 
     const opal_proc_job_info_t *job = opal_proc_job_info();
     module->my_rank = NULL != job ? job->my_name.vpid : 0;
+    module->pid_space = opal_pid_space();
     module->job_size = NULL != job ? job->size : 1;
     module->endpoints = calloc(module->job_size, sizeof(*module->endpoints));
     /* The template's limits are the provider's (what goes on the wire);

@@ -327,12 +327,16 @@ typedef struct opal_common_ofi_peer_addr_t {
     char prov_name[OPAL_COMMON_OFI_PROV_NAME_MAX];
     uint32_t addr_format;
     uint32_t pid;
+    /* The peer's opal_pid_space(): its pid means a process here only when
+     * this equals this process's own. */
+    uint64_t pid_space;
     const uint8_t *addr;
     size_t addrlen;
 } opal_common_ofi_peer_addr_t;
 
 /* This endpoint's address with the provider's name, the address format and
- * this process's pid, as bytes for the modex (*blob malloc'd). */
+ * this process's pid and pid space, as bytes for the modex (*blob
+ * malloc'd). */
 int opal_common_ofi_addr_pack(const opal_common_ofi_ctx_t *ctx, void **blob, size_t *size);
 
 /* Checks a peer's blob: its header, that it names this provider and

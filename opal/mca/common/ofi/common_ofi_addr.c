@@ -3,12 +3,16 @@
  * address bytes fi_getname gave:
  *
  *   0   magic "OFIA"
- *   4   version (1), a reserved byte
+ *   4   version (2), a reserved byte
  *   6   address length (uint16)
  *   8   address format (uint32, enum fi_addr_format)
  *   12  pid of the publishing process (uint32)
  *   16  provider name, NUL-padded (48 bytes)
- *   64  the address
+ *   64  its pid space (uint64, opal_pid_space(): a peer checks the pid
+ *       only when its own is the same; 0: never)
+ *   72  the address
+ *
+ * Version 1 had no pid space (a 64-byte header).
  *
  * Peers are processes of one job on machines of one architecture, so the
  * integers are in host order. Everything is checked before the address
@@ -27,10 +31,11 @@
 
 #include "opal/mca/common/ofi/common_ofi.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_pid.h"
 
 #define BLOB_MAGIC   "OFIA"
-#define BLOB_VERSION 1
-#define BLOB_HEADER  64
+#define BLOB_VERSION 2
+#define BLOB_HEADER  72
 
 typedef struct {
     char magic[4];
@@ -40,9 +45,10 @@ typedef struct {
     uint32_t addr_format;
     uint32_t pid;
     char prov_name[OPAL_COMMON_OFI_PROV_NAME_MAX];
+    uint64_t pid_space;
 } blob_header_t;
 
-_Static_assert(sizeof(blob_header_t) == BLOB_HEADER, "the blob header is 64 bytes");
+_Static_assert(sizeof(blob_header_t) == BLOB_HEADER, "the blob header is 72 bytes");
 
 int opal_common_ofi_addr_pack(const opal_common_ofi_ctx_t *ctx, void **blob, size_t *size)
 {
@@ -58,6 +64,7 @@ int opal_common_ofi_addr_pack(const opal_common_ofi_ctx_t *ctx, void **blob, siz
         .addrlen = (uint16_t) ctx->addrlen,
         .addr_format = ctx->info->addr_format,
         .pid = (uint32_t) getpid(),
+        .pid_space = opal_pid_space(),
     };
     memcpy(header.magic, BLOB_MAGIC, sizeof(header.magic));
     strncpy(header.prov_name, ctx->prov_name, sizeof(header.prov_name) - 1);
@@ -245,6 +252,7 @@ int opal_common_ofi_addr_unpack(const opal_common_ofi_ctx_t *ctx, const void *bl
     memcpy(addr->prov_name, header.prov_name, sizeof(addr->prov_name));
     addr->addr_format = header.addr_format;
     addr->pid = header.pid;
+    addr->pid_space = header.pid_space;
     addr->addr = bytes;
     addr->addrlen = header.addrlen;
     return OPAL_SUCCESS;
