@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test/btl/btl_test_suite.h"
@@ -333,6 +334,34 @@ START_TEST(unreaped)
 }
 END_TEST
 
+/* Every rank in a pid namespace of its own, under a pid its peers cannot
+ * see (test/btl/in_pid_ns.sh): a btl that watched the peers' pids without
+ * asking whether they mean the same process here would report live peers
+ * dead within its liveness interval. The sizes case lasts long past it. */
+START_TEST(pid_namespaces)
+{
+    char wrapper[PATH_MAX], probe[PATH_MAX + 32];
+    snprintf(wrapper, sizeof(wrapper), "%s/btl/in_pid_ns.sh", opal_test_srcdir());
+    snprintf(probe, sizeof(probe), "%s true", wrapper);
+    int status = system(probe);
+    if (!WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
+        printf("%s: pid_namespaces not run: %s cannot make a pid namespace here (exit %d)\n",
+               config->name, wrapper, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return;
+    }
+    /* The wrapper is mcarun's program, the rank program its argument
+     * (under valgrind, valgrind and its options come between). */
+    const char *extra[] = {wrapper, NULL};
+    const char *args[] = {"sizes", NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, config->btl, config->mca_args, extra, 3, args);
+    expect(&run, !btl_suite_has(run.out, "error callback"),
+           "a rank took a peer in another pid namespace for dead");
+    btl_suite_expect_ok(&run, 3, "sizes", config->between_ranks);
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 Suite *btl_suite_create(const btl_suite_t *cfg)
 {
     config = cfg;
@@ -351,6 +380,7 @@ Suite *btl_suite_create(const btl_suite_t *cfg)
         {BTL_SUITE_SELF, "self", self},
         {BTL_SUITE_KILLED, "killed", killed},
         {BTL_SUITE_UNREAPED, "unreaped", unreaped},
+        {BTL_SUITE_PIDNS, "pid_namespaces", pid_namespaces},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
         if (0 != (cfg->cases & table[i].bit)) {

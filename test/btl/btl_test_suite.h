@@ -44,6 +44,10 @@ enum {
     /* a rank dies idle and stays a zombie (mcarun held stopped), np 3:
      * only for btls that watch their peers' processes */
     BTL_SUITE_UNREAPED = 0x100,
+    /* each rank in a pid namespace of its own (test/btl/in_pid_ns.sh),
+     * np 3, the sizes case: no live peer taken for dead for a pid that
+     * means nothing here; for btls that reach across pid namespaces */
+    BTL_SUITE_PIDNS = 0x200,
     BTL_SUITE_PAIRWISE =
         BTL_SUITE_SIZES | BTL_SUITE_TAGS | BTL_SUITE_ORDER | BTL_SUITE_SENDI | BTL_SUITE_RDMA,
     BTL_SUITE_ALL = BTL_SUITE_PAIRWISE | BTL_SUITE_ALLTOALL | BTL_SUITE_SELF | BTL_SUITE_KILLED,
