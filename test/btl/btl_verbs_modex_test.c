@@ -41,7 +41,8 @@ static mca_btl_verbs_modex_port_t port_of(const char *name, uint8_t number, cons
  * owner. */
 static void *make(uint32_t owner, size_t *size)
 {
-    mca_btl_verbs_modex_t m = {.pid = 4711, .count = 3, .nports = 2};
+    mca_btl_verbs_modex_t m = {
+        .pid = 4711, .pid_space = 0x0102030405060708u, .count = 3, .nports = 2};
     m.ports[0] = port_of("rxe0", 1, ipv4_gid, 24);
     m.ports[1] = port_of("rxe1", 1, ipv4_gid2, 24);
     uint32_t qpns0[3] = {0x100, 0x101, 0x102};
@@ -63,6 +64,7 @@ START_TEST(a_record_reads_back_as_written)
     ck_assert_int_eq(mca_btl_verbs_modex_unpack(blob, size, 1, 3, &m, why, sizeof(why)),
                      OPAL_SUCCESS);
     ck_assert_uint_eq(m.pid, 4711);
+    ck_assert(0x0102030405060708u == m.pid_space);
     ck_assert_uint_eq(m.count, 3);
     ck_assert_uint_eq(m.nports, 2);
     ck_assert_str_eq(m.ports[0].name, "rxe0");
@@ -112,24 +114,26 @@ static void expect_refused(const void *blob, size_t size, uint32_t owner, uint32
     ck_assert_msg(NULL != strstr(why, needle), "reason \"%s\" does not say \"%s\"", why, needle);
 }
 
-/* Offsets in make()'s record: the header (7 bytes), pid, count, ports,
+/* Offsets in make()'s record: the header (7 bytes), pid, pid space,
+ * count, ports,
  * then port 0: name length, "rxe0", port, link layer, MTU, LID, GID,
  * prefix, PSN, 3 QPNs; then port 1 likewise. */
 enum {
     OFF_PID = 7,
-    OFF_COUNT = 11,
-    OFF_NPORTS = 15,
-    OFF_NAMELEN = 16,
-    OFF_NAME = 17,
-    OFF_PORT = 21,
-    OFF_LINK = 22,
-    OFF_MTU = 23,
-    OFF_LID = 24,
-    OFF_GID = 26,
-    OFF_PREFIX = 42,
-    OFF_PSN = 43,
-    OFF_QPNS = 47,
-    PORT_SIZE = 47 - 16 + 12,
+    OFF_PID_SPACE = 11,
+    OFF_COUNT = 19,
+    OFF_NPORTS = 23,
+    OFF_NAMELEN = 24,
+    OFF_NAME = 25,
+    OFF_PORT = 29,
+    OFF_LINK = 30,
+    OFF_MTU = 31,
+    OFF_LID = 32,
+    OFF_GID = 34,
+    OFF_PREFIX = 50,
+    OFF_PSN = 51,
+    OFF_QPNS = 55,
+    PORT_SIZE = 55 - 24 + 12,
 };
 
 START_TEST(malformed_records_are_refused_with_a_reason)
@@ -141,7 +145,7 @@ START_TEST(malformed_records_are_refused_with_a_reason)
     ck_assert_ptr_nonnull(copy);
 
     expect_refused(blob, 5, 1, 3, "too short");
-    expect_refused(blob, 12, 1, 3, "cut short");
+    expect_refused(blob, 20, 1, 3, "cut short");
     expect_refused(blob, size - 1, 1, 3, "bytes of queue pair numbers");
     expect_refused(blob, OFF_NAME + 2, 1, 3, "cut short in its device name");
     expect_refused(blob, OFF_PSN, 1, 3, "port 0 (rxe0): cut short");
@@ -159,6 +163,8 @@ START_TEST(malformed_records_are_refused_with_a_reason)
     memcpy(copy, blob, size);
     copy[4] = 9;
     expect_refused(copy, size, 1, 3, "version 9");
+    copy[4] = 2; /* the version before the pid space */
+    expect_refused(copy, size, 1, 3, "record version 2, this process reads version 3");
     memcpy(copy, blob, size);
     copy[6] = 5;
     expect_refused(copy, size, 1, 3, "unknown kind 5");

@@ -23,6 +23,7 @@
 #include "opal/util/opal_argv.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_pid.h"
 
 static int verbs_register(void);
 static int verbs_open(void);
@@ -547,6 +548,7 @@ static mca_btl_base_module_t **verbs_init(int *num_btls, bool enable_progress_th
 
     memset(&c->own, 0, sizeof(c->own));
     c->own.pid = (uint32_t) getpid();
+    c->own.pid_space = opal_pid_space();
     c->own.count = NULL != job ? job->size : 1;
     c->num_modules = 0;
     why[0] = '\0';

@@ -229,7 +229,9 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
         OBJ_RETAIN(proc);
         ep->proc = proc;
     }
-    if (NULL != ep->proc && 0 != (ep->proc->proc_locality & OPAL_PROC_ON_NODE)) {
+    /* Its pid means the same process here only in the same pid space (a
+     * node's containers may share a host name and not their pids). */
+    if (0 != peer.pid_space && peer.pid_space == mca_btl_verbs_component.own.pid_space) {
         ep->pid = (pid_t) peer.pid;
     }
     opal_output_verbose(

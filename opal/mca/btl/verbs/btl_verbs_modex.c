@@ -40,7 +40,7 @@ int mca_btl_verbs_modex_pack(const mca_btl_verbs_modex_t *m, const uint32_t *con
     if (0 == m->nports || m->nports > MCA_BTL_VERBS_MODEX_PORTS_MAX) {
         return OPAL_ERR_BAD_PARAM;
     }
-    size_t n = 4 + 2 + 1 + 4 + 4 + 1;
+    size_t n = 4 + 2 + 1 + 4 + 8 + 4 + 1;
     for (unsigned i = 0; i < m->nports; ++i) {
         size_t len = strnlen(m->ports[i].name, MCA_BTL_VERBS_MODEX_NAME_MAX);
         if (!name_ok(m->ports[i].name, len)) {
@@ -58,6 +58,7 @@ int mca_btl_verbs_modex_pack(const mca_btl_verbs_modex_t *m, const uint32_t *con
     opal_cursor_put_u16(&c, MCA_BTL_VERBS_MODEX_VERSION);
     opal_cursor_put_u8(&c, KIND_ADDRESS);
     opal_cursor_put_u32(&c, m->pid);
+    opal_cursor_put_u64(&c, m->pid_space);
     opal_cursor_put_u32(&c, m->count);
     opal_cursor_put_u8(&c, m->nports);
     for (unsigned i = 0; i < m->nports; ++i) {
@@ -154,6 +155,7 @@ int mca_btl_verbs_modex_unpack(const void *blob, size_t size, uint32_t owner, ui
         return refuse(why, why_size, "record of unknown kind %u", (unsigned) kind);
     }
     m->pid = opal_cursor_get_u32(&c);
+    m->pid_space = opal_cursor_get_u64(&c);
     m->count = opal_cursor_get_u32(&c);
     m->nports = opal_cursor_get_u8(&c);
     if (!opal_cursor_ok(&c)) {

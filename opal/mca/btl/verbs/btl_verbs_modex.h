@@ -7,7 +7,8 @@
  * Layout (little-endian, written and read with opal_cursor):
  *   u32 magic "VRBS", u16 version, u8 kind
  *   kind 1 (address):
- *     u32 pid (peers on the same node check that it still runs), u32
+ *     u32 pid, u64 pid space (opal_pid_space(): peers whose own is the
+ *     same check that the pid still runs; 0: none do), u32
  *     count (the job's size), u8 ports (1..MCA_BTL_VERBS_MODEX_PORTS_MAX),
  *     then per port, sorted by device name and port number:
  *       u8 name length (1..63), the device's name (letters, digits, '_',
@@ -41,7 +42,7 @@
 
 #define MCA_BTL_VERBS_MODEX_KEY       "btl.verbs.addr"
 #define MCA_BTL_VERBS_MODEX_MAGIC     0x53425256u /* "VRBS" */
-#define MCA_BTL_VERBS_MODEX_VERSION   2
+#define MCA_BTL_VERBS_MODEX_VERSION   3
 #define MCA_BTL_VERBS_MODEX_PORTS_MAX 16
 #define MCA_BTL_VERBS_MODEX_NAME_MAX  64 /* with its NUL */
 
@@ -65,6 +66,7 @@ typedef struct mca_btl_verbs_modex_port_t {
 
 typedef struct mca_btl_verbs_modex_t {
     uint32_t pid;
+    uint64_t pid_space;
     uint32_t count;
     uint8_t nports;
     mca_btl_verbs_modex_port_t ports[MCA_BTL_VERBS_MODEX_PORTS_MAX];
