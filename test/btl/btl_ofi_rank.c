@@ -271,7 +271,7 @@ int main(int argc, char **argv)
     } else {
         /* Starts like an address blob (magic, version) and then lies
          * about its length. */
-        static const unsigned char garbage[70] = {'O', 'F', 'I', 'A', 1, 0, 200, 0};
+        static const unsigned char garbage[78] = {'O', 'F', 'I', 'A', 2, 0, 200, 0};
         rc = opal_modex_send(MCA_BTL_OFI_MODEX_KEY, garbage, sizeof(garbage),
                              OPAL_MODEX_SCOPE_GLOBAL);
     }
