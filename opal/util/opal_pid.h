@@ -30,4 +30,11 @@ OPAL_DECLSPEC bool opal_pid_exited(pid_t pid);
  * compared); never 0 otherwise. */
 OPAL_DECLSPEC uint64_t opal_pid_space(void);
 
+/* Whether a peer that published its pid with pid space theirs may be
+ * watched by a process whose own space is mine: both known and equal. */
+static inline bool opal_pid_space_shared(uint64_t mine, uint64_t theirs)
+{
+    return 0 != mine && mine == theirs;
+}
+
 #endif /* OPAL_UTIL_OPAL_PID_H */

@@ -127,7 +127,8 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_get(mca_btl_ofi_module_t *module, u
     /* A pid means the same process only in the same pid space (a node's
      * containers may share a host name and not their pids); this process
      * is not checked on. */
-    ep->pid = 0 != pid_space && pid_space == module->pid_space && rank != module->my_rank ? pid : 0;
+    ep->pid =
+        opal_pid_space_shared(module->pid_space, pid_space) && rank != module->my_rank ? pid : 0;
     OBJ_CONSTRUCT(&ep->held, opal_list_t);
     OBJ_CONSTRUCT(&ep->outstanding, opal_list_t);
     module->endpoints[rank] = ep;

@@ -263,8 +263,9 @@ typedef struct mca_btl_tcp_module_t {
      * check sees deadlines); the deadline it is armed for (0: none). */
     mca_btl_tcp_pollable_t timer;
     uint64_t timer_due_ns;
-    /* Endpoints whose process is watched (their pid means the same here),
-     * and when the next look at them is due (0: none watched). */
+    /* Endpoints whose process is watched (their pid means the same here;
+     * recounted at each look, gone ones left out: 0 stops the looks), and
+     * when the next look is due. */
     uint32_t watched;
     uint64_t next_liveness_ns;
     /* opal_pid_space() of this process, published with its pid. */

@@ -62,8 +62,9 @@ static uint64_t deadline_from_now(mca_btl_tcp_module_t *module)
 static void watch_process(mca_btl_tcp_module_t *module, mca_btl_tcp_endpoint_t *ep)
 {
     unsigned interval_ms = mca_btl_tcp_component.liveness_interval_ms;
-    if (0 == interval_ms || 0 == ep->addr.pid || 0 == ep->addr.pid_space ||
-        ep->addr.pid_space != module->pid_space || (pid_t) ep->addr.pid == getpid()) {
+    if (0 == interval_ms || 0 == ep->addr.pid ||
+        !opal_pid_space_shared(module->pid_space, ep->addr.pid_space) ||
+        (pid_t) ep->addr.pid == getpid()) {
         return;
     }
     ep->watch_pid = (pid_t) ep->addr.pid;
@@ -683,20 +684,28 @@ int mca_btl_tcp_incoming_ready(mca_btl_tcp_module_t *module, mca_btl_tcp_pollabl
 
 /* Looks at the watched peers' processes: one that exited is the peer's
  * failure, whether a connection to it exists or not (without one nothing
- * else would tell). A peer that said goodbye, or that the upper layer
- * deleted, is not looked at. */
+ * else would tell). A peer that said goodbye or is gone is watched no
+ * more; one that the upper layer deleted is not looked at while it is.
+ * module->watched becomes the count still watched (0 stops the timer). */
 static void liveness_check(mca_btl_tcp_module_t *module)
 {
     for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
-        if (0 == ep->watch_pid || !ep->added || ep->said_bye || MCA_BTL_TCP_EP_GONE == ep->state) {
-            continue;
-        }
-        if (opal_pid_exited(ep->watch_pid)) {
+        if (0 != ep->watch_pid && ep->added && !ep->said_bye && MCA_BTL_TCP_EP_GONE != ep->state &&
+            opal_pid_exited(ep->watch_pid)) {
             char what[96];
             snprintf(what, sizeof(what), "its process (pid %d) has exited", (int) ep->watch_pid);
             mca_btl_tcp_peer_failed(ep, what);
         }
     }
+    /* Counted after: an error callback may have added endpoints. */
+    uint32_t watched = 0;
+    for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
+        if (ep->said_bye || MCA_BTL_TCP_EP_GONE == ep->state) {
+            ep->watch_pid = 0;
+        }
+        watched += 0 != ep->watch_pid ? 1 : 0;
+    }
+    module->watched = watched;
 }
 
 void mca_btl_tcp_timers(mca_btl_tcp_module_t *module)
@@ -704,12 +713,12 @@ void mca_btl_tcp_timers(mca_btl_tcp_module_t *module)
     uint64_t now = opal_timer_ns(), next_due = 0;
     /* First, so that the deadlines below include connections an error
      * callback started. */
+    if (module->watched > 0 && now >= module->next_liveness_ns) {
+        liveness_check(module);
+        module->next_liveness_ns =
+            now + (uint64_t) mca_btl_tcp_component.liveness_interval_ms * 1000000u;
+    }
     if (module->watched > 0) {
-        if (now >= module->next_liveness_ns) {
-            liveness_check(module);
-            module->next_liveness_ns =
-                now + (uint64_t) mca_btl_tcp_component.liveness_interval_ms * 1000000u;
-        }
         next_due = module->next_liveness_ns;
     }
     incoming_t *in, *next;

@@ -231,7 +231,7 @@ int mca_btl_verbs_endpoint_connect(mca_btl_verbs_module_t *module, mca_btl_verbs
     }
     /* Its pid means the same process here only in the same pid space (a
      * node's containers may share a host name and not their pids). */
-    if (0 != peer.pid_space && peer.pid_space == mca_btl_verbs_component.own.pid_space) {
+    if (opal_pid_space_shared(mca_btl_verbs_component.own.pid_space, peer.pid_space)) {
         ep->pid = (pid_t) peer.pid;
     }
     opal_output_verbose(
