@@ -42,7 +42,8 @@
 # Servers run on core 0, clients on core 1, busy-polling, Mercury and ours
 # alternating in every round; the medians of the rounds and the median of
 # the rounds' ratios (ours / Mercury, each from the two runs of one round,
-# back to back) are printed, then issue 19's targets: latency 8-512 B
+# back to back) are printed, with the lowest and highest of the rounds'
+# ratios ("rounds"), then issue 19's targets: latency 8-512 B
 # at most 0.5x over shared memory and 1.0x over tcp; bulk 64 KiB - 4 MiB
 # at least 1.2x on both (reported for all three pairings).
 # With lat over sm, every round also runs contrib/perf/sm_floor.c (built
@@ -400,16 +401,32 @@ ratio_median() {
         $2 == s && ($1 in m) && m[$1] > 0 { print $3 / m[$1] }' "$1" "$2" | median_of
 }
 
+# ratio_range MERCURY-FILE OURS-FILE SIZE: the lowest and highest of the
+# rounds' ratios ("lo-hi", "-" when none), to show how far one round's
+# figure can move on this host.
+ratio_range() {
+    if [ ! -f "$1" ] || [ ! -f "$2" ]; then
+        echo -
+        return
+    fi
+    awk -v s="$3" 'FNR == NR { if ($2 == s) m[$1] = $3; next }
+        $2 == s && ($1 in m) && m[$1] > 0 { r = $3 / m[$1]; n++
+            if (n == 1 || r < lo) lo = r; if (n == 1 || r > hi) hi = r }
+        END { if (n == 0) print "-"; else printf "%.2f-%.2f\n", lo, hi }' "$1" "$2"
+}
+
 verdicts=()
 status=0
 report() { # TEST TRANSPORT UNIT SIZES TARGET-KIND TARGET LOW HIGH
     local t=$1 tr=$2 unit=$3 sizes=$4 kind=$5 goal=$6 low=$7 high=$8
-    printf '\n%-8s %-4s %10s %16s %16s %10s\n' "$t" "$tr" size "Mercury $unit" "ours $unit" "ratio"
-    local s m o r worst="" unpaired=""
+    printf '\n%-8s %-4s %10s %16s %16s %10s %12s\n' "$t" "$tr" size "Mercury $unit" "ours $unit" \
+        "ratio" "rounds"
+    local s m o r range worst="" unpaired=""
     for s in $sizes; do
         m=$(median "$work/$t.$tr.mercury" "$s")
         o=$(median "$work/$t.$tr.ours" "$s")
         r=$(ratio_median "$work/$t.$tr.mercury" "$work/$t.$tr.ours" "$s")
+        range=$(ratio_range "$work/$t.$tr.mercury" "$work/$t.$tr.ours" "$s")
         if [ "$r" = - ] && [ "$s" -ge "$low" ] && [ "$s" -le "$high" ]; then
             # Left out of the verdict, which says so (Mercury's na_lat
             # over ofi starts at 16 B, for one).
@@ -427,7 +444,7 @@ report() { # TEST TRANSPORT UNIT SIZES TARGET-KIND TARGET LOW HIGH
                 fi
             fi
         fi
-        printf '%-8s %-4s %10s %16s %16s %10s\n' "" "" "$s" "$m" "$o" "$r"
+        printf '%-8s %-4s %10s %16s %16s %10s %12s\n' "" "" "$s" "$m" "$o" "$r" "$range"
     done
     [ -n "$goal" ] || return 0
     local verdict
