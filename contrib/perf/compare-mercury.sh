@@ -389,30 +389,27 @@ median() {
     awk -v s="$2" '$2 == s {print $3}' "$1" | median_of
 }
 
-# ratio_median MERCURY-FILE OURS-FILE SIZE: the median over the rounds that
-# have both figures of SIZE of ours / Mercury's ("-" when none): the two
-# ran back to back, so each round's ratio sees the same host.
-ratio_median() {
-    if [ ! -f "$1" ] || [ ! -f "$2" ]; then
-        echo -
-        return
-    fi
+# round_ratios MERCURY-FILE OURS-FILE SIZE: ours / Mercury of SIZE, one
+# line per round that has both figures: the two ran back to back, so each
+# round's ratio sees the same host.
+round_ratios() {
+    [ -f "$1" ] && [ -f "$2" ] || return 0
     awk -v s="$3" 'FNR == NR { if ($2 == s) m[$1] = $3; next }
-        $2 == s && ($1 in m) && m[$1] > 0 { print $3 / m[$1] }' "$1" "$2" | median_of
+        $2 == s && ($1 in m) && m[$1] > 0 { print $3 / m[$1] }' "$1" "$2"
 }
 
-# ratio_range MERCURY-FILE OURS-FILE SIZE: the lowest and highest of the
-# rounds' ratios ("lo-hi", "-" when none), to show how far one round's
+# ratio_median MERCURY-FILE OURS-FILE SIZE: the median of round_ratios
+# ("-" when none).
+ratio_median() {
+    round_ratios "$@" | median_of
+}
+
+# ratio_range MERCURY-FILE OURS-FILE SIZE: the lowest and highest of
+# round_ratios ("lo-hi", "-" when none), to show how far one round's
 # figure can move on this host.
 ratio_range() {
-    if [ ! -f "$1" ] || [ ! -f "$2" ]; then
-        echo -
-        return
-    fi
-    awk -v s="$3" 'FNR == NR { if ($2 == s) m[$1] = $3; next }
-        $2 == s && ($1 in m) && m[$1] > 0 { r = $3 / m[$1]; n++
-            if (n == 1 || r < lo) lo = r; if (n == 1 || r > hi) hi = r }
-        END { if (n == 0) print "-"; else printf "%.2f-%.2f\n", lo, hi }' "$1" "$2"
+    round_ratios "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 }
+        END { if (NR == 0) print "-"; else printf "%.2f-%.2f\n", lo, hi }'
 }
 
 verdicts=()
