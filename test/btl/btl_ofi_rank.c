@@ -19,6 +19,11 @@
  *   nordma               prints how many RDMA modules rank 0 has for
  *                        rank 1 ("rdma modules: N") and bounces one
  *                        message
+ *   closed N             rank 1 sends N messages and finalizes its BTLs
+ *                        while rank 0 receives: rank 0 must get all N,
+ *                        then one PEER_CLOSED for rank 1 (no failure),
+ *                        sends to rank 1 must fail, and rank 1's exit
+ *                        must not be reported as a failure either
  *
  * Prints "rank R: CASE ok" and exits 0; "rank R: FAILED: ..." and exits 1.
  */
@@ -36,6 +41,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/runtime/opal_rte.h"
 #include "opal/util/opal_error.h"
+#include "opal/util/opal_pid.h"
 #include "opal/util/opal_timer.h"
 #include "orte/runtime/orte_init.h"
 
@@ -219,6 +225,123 @@ static int case_wait(void)
     return exit_code;
 }
 
+/* --------------------------------------------------------------- closed */
+
+/* What the error callback heard about rank 1, and how many messages had
+ * come when its PEER_CLOSED did. */
+static volatile unsigned closed_calls, failed_calls;
+static volatile uint64_t received_at_close;
+
+static void closed_error_cb(struct mca_btl_base_module_t *btl, int32_t flags,
+                            const opal_proc_t *errproc, const char *info)
+{
+    (void) btl;
+    if (NULL == errproc || 1 != errproc->proc_name.vpid) {
+        say("error callback (flags 0x%x) for another process: %s", (unsigned) flags,
+            NULL != info ? info : "");
+        ++failed_calls;
+        return;
+    }
+    if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
+        if (0 == closed_calls++) {
+            received_at_close = received;
+        }
+        say("PEER_CLOSED: %s", NULL != info ? info : "");
+    } else {
+        ++failed_calls;
+        say("error callback (flags 0x%x): %s", (unsigned) flags, NULL != info ? info : "");
+    }
+}
+
+/* Progresses until *count reaches want or 30 s pass. */
+static bool progress_until(volatile unsigned *count, unsigned want, const char *what)
+{
+    uint64_t deadline = opal_timer_ns() + 30000000000ull;
+    while (*count < want) {
+        opal_progress();
+        if (opal_timer_ns() > deadline) {
+            FAIL("no %s within 30 s", what);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Rank 1's pid as btl/ofi knows it (0 when it runs elsewhere). */
+static pid_t peer_pid(uint32_t rank)
+{
+    mca_btl_base_selected_module_t *sm;
+    OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t) {
+        if (0 == strcmp(sm->btl_component->btl_version.mca_component_name, "ofi")) {
+            mca_btl_ofi_module_t *m = mca_btl_ofi_module(sm->btl_module);
+            if (rank < m->job_size && NULL != m->endpoints[rank]) {
+                return m->endpoints[rank]->pid;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Rank 1 returns after finalizing its BTLs (its caller leaves without the
+ * last fence, as rank 0 does, which waits for it to exit). */
+static int case_closed(int argc, char **argv)
+{
+    if (argc < 1 || 2 != job_size) {
+        FAIL("closed N needs two ranks");
+        return 1;
+    }
+    uint64_t n = strtoull(argv[0], NULL, 0);
+    expected_size = 8;
+    unsigned char buf[8];
+    if (1 == my_rank) {
+        for (uint64_t i = 0; i < n && 0 == exit_code; ++i) {
+            for (size_t k = 0; k < sizeof(buf); ++k) {
+                buf[k] = pattern(i, k);
+            }
+            (void) send_to(0, buf, sizeof(buf));
+        }
+        int rc = mca_btl_base_finalize();
+        if (OPAL_SUCCESS != rc) {
+            FAIL("finalize: %s", opal_strerror(rc));
+        }
+        say("sent %" PRIu64 ", finalized", n);
+        return exit_code;
+    }
+    pid_t pid = peer_pid(1);
+    if (!progress_until(&closed_calls, 1, "PEER_CLOSED for rank 1")) {
+        return exit_code;
+    }
+    if (received_at_close != n || bad_data) {
+        FAIL("%" PRIu64 " of %" PRIu64 " messages (%s) before rank 1's PEER_CLOSED",
+             received_at_close, n, bad_data ? "some wrong" : "all right");
+    }
+    int rc = mca_btl_base_mux_send_copy(mca_btl_base_peer_get(1), TAG_PING, buf, sizeof(buf));
+    if (OPAL_SUCCESS == rc) {
+        FAIL("a send to rank 1 after its PEER_CLOSED succeeded");
+    }
+    /* Its exit, seen by the liveness check (every 100 ms), is no
+     * failure: it said goodbye. */
+    uint64_t deadline = opal_timer_ns() + 30000000000ull;
+    while (0 != pid && !opal_pid_exited(pid) && opal_timer_ns() < deadline) {
+        opal_progress();
+    }
+    if (0 != pid && !opal_pid_exited(pid)) {
+        FAIL("rank 1 (pid %d) did not exit within 30 s", (int) pid);
+    }
+    uint64_t settle = opal_timer_ns() + 500000000ull;
+    while (opal_timer_ns() < settle) {
+        opal_progress();
+    }
+    if (1 != closed_calls || 0 != failed_calls) {
+        FAIL("%u PEER_CLOSED and %u failures for rank 1", closed_calls, failed_calls);
+    }
+    if (0 == exit_code) {
+        say("%" PRIu64 " messages, then PEER_CLOSED once%s; a send after: %s", n,
+            0 != pid ? ", and no failure at its exit" : "", opal_strerror(rc));
+    }
+    return exit_code;
+}
+
 /* ------------------------------------------------------ unreachable peers */
 
 /* The base printed the add_procs error; rank 0 checks it failed. */
@@ -296,6 +419,16 @@ int main(int argc, char **argv)
         } else if (0 == strcmp(name, "wait")) {
             (void) opal_fence(false);
             exit_code = case_wait();
+        } else if (0 == strcmp(name, "closed")) {
+            rc = mca_btl_base_register_error_cb(closed_error_cb);
+            if (OPAL_SUCCESS != rc) {
+                FAIL("registering the error callback: %s", opal_strerror(rc));
+            }
+            (void) opal_fence(false);
+            if (0 == exit_code) {
+                exit_code = case_closed(argc - 2, argv + 2);
+            }
+            btl_up = 1 != my_rank;
         } else if (0 == strcmp(name, "nordma")) {
             mca_btl_base_peer_t *peer = mca_btl_base_peer_get(1 - my_rank);
             if (my_rank < 2 && job_size >= 2) {
@@ -338,8 +471,10 @@ int main(int argc, char **argv)
         }
     }
     /* Everyone waits for everyone before tearing down (a peer may still be
-     * receiving). */
-    (void) opal_fence(false);
+     * receiving); not in closed, where rank 0 waits for rank 1 to exit. */
+    if (0 != strcmp(name, "closed")) {
+        (void) opal_fence(false);
+    }
     if (btl_up) {
         (void) mca_btl_base_finalize();
     }

@@ -125,7 +125,8 @@ enum {
     MCA_BTL_ERROR_FLAGS_PEER_FAILED = 0x4, /* the peer named is gone */
     /* Not an error: the peer named finalized. What it sent before was
      * delivered first; it sends and answers nothing more. Callbacks that
-     * watch for failures only ignore it. btl/sm and btl/tcp say it. */
+     * watch for failures only ignore it. btl/sm, btl/tcp and btl/ofi (not
+     * over verbs) say it. */
     MCA_BTL_ERROR_FLAGS_PEER_CLOSED = 0x8,
 };
 

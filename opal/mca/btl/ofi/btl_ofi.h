@@ -61,12 +61,17 @@ static inline uint64_t mca_btl_ofi_data_make(mca_btl_base_tag_t tag, uint32_t ra
     return (uint64_t) tag | ((uint64_t) rank << MCA_BTL_OFI_DATA_TAG_BITS) | ((uint64_t) seq << 32);
 }
 
-/* btl/ofi's own message (a btl tag, never dispatched): the last one to a
- * peer at finalize. It is posted with a completion, which comes once
- * everything sent to the peer before it was delivered as far as the
- * provider promises: with rxd, acknowledged, so injects that rxd still
- * holds for retransmission are not lost when the endpoint closes. */
-#define MCA_BTL_OFI_TAG_FLUSH (MCA_BTL_TAG_BTL_MIN + 0x0f)
+/* btl/ofi's own message (a btl tag, never dispatched): goodbye, the last
+ * message to each peer this process exchanged messages with, sent at
+ * finalize. Its sequence number puts it after everything sent before it,
+ * so the peer that delivers it has delivered all the rest and reports
+ * MCA_BTL_ERROR_FLAGS_PEER_CLOSED (a finalize, not a failure) instead of
+ * taking the process's exit for a death. It is posted with a completion,
+ * which comes once everything sent to the peer before it was delivered as
+ * far as the provider promises: with rxd, acknowledged, so injects that
+ * rxd still holds for retransmission are not lost when the endpoint
+ * closes. */
+#define MCA_BTL_OFI_TAG_BYE (MCA_BTL_TAG_BTL_MIN + 0x0f)
 
 /* The sequence header: with less than 8 bytes of remote CQ data (or
  * btl_ofi_force_seq_header), every message starts with its 32-bit
@@ -226,7 +231,11 @@ typedef struct mca_btl_base_endpoint_t {
     /* add_procs handed it out (del_procs takes that back; the endpoint
      * stays, with its sequence numbers, until the module goes). */
     bool added;
+    /* Gone: it failed, or it said goodbye (it finalized). Nothing is sent
+     * to it or taken from it any more. */
     bool failed;
+    /* This process's goodbye to it is posted (finalize). */
+    bool bye_sent;
     uint32_t send_seq;
     uint32_t recv_seq;
     /* Messages injected since the last one posted with a completion, and
@@ -401,6 +410,11 @@ void mca_btl_ofi_endpoints_release(mca_btl_ofi_module_t *module);
 void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
                              const char *what);
 
+/* The peer said goodbye (it finalized; everything it sent before was
+ * delivered): the same as a failure, except that the error callback hears
+ * MCA_BTL_ERROR_FLAGS_PEER_CLOSED. */
+void mca_btl_ofi_peer_closed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep);
+
 /* Checks that the local peers still run (every liveness interval). */
 void mca_btl_ofi_liveness_check(mca_btl_ofi_module_t *module);
 
@@ -419,10 +433,10 @@ void mca_btl_ofi_recv_release(mca_btl_ofi_module_t *module);
 /* Gives back what ep holds (its peer failed, or the module goes). */
 void mca_btl_ofi_recv_drop_held(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep);
 
-/* Posts the flush message (MCA_BTL_OFI_TAG_FLUSH) to ep, with a
- * completion; caller holds the lock. OPAL_ERR_RESOURCE_BUSY when it must
- * be tried again after progress. */
-int mca_btl_ofi_send_flush(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep);
+/* Posts the goodbye (MCA_BTL_OFI_TAG_BYE) to ep, with a completion, and
+ * marks it sent; caller holds the lock. OPAL_ERR_RESOURCE_BUSY when it
+ * must be tried again after progress. */
+int mca_btl_ofi_send_bye(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep);
 
 /* Sends and their completions. */
 int mca_btl_ofi_send_complete(mca_btl_ofi_module_t *module, mca_btl_ofi_frag_t *frag, int status);

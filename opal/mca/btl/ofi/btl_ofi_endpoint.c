@@ -188,24 +188,33 @@ void mca_btl_ofi_endpoints_release(mca_btl_ofi_module_t *module)
     }
 }
 
-void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
-                             const char *what)
+/* The peer is gone, closed (it said goodbye) or not (it failed, what
+ * says how that was found out). */
+static void peer_gone(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep, bool closed,
+                      const char *what)
 {
     if (ep->failed) {
         return;
     }
     ep->failed = true;
-    module->ofi.peer_lost = true;
     char info[512];
-    snprintf(info, sizeof(info), "btl/ofi (%s): %s failed: %s", module->ofi.prov_name,
-             mca_btl_ofi_peer_name(ep), what);
+    if (closed) {
+        snprintf(info, sizeof(info), "btl/ofi (%s): %s finalized", module->ofi.prov_name,
+                 mca_btl_ofi_peer_name(ep));
+    } else {
+        module->ofi.peer_lost = true;
+        snprintf(info, sizeof(info), "btl/ofi (%s): %s failed: %s", module->ofi.prov_name,
+                 mca_btl_ofi_peer_name(ep), what);
+    }
     if (module->finalizing) {
         /* A peer that finished first is no failure; the upper layer
          * has stopped listening anyway. */
-        opal_output_verbose(1, mca_btl_base_output, "%s (while finalizing)", info);
+        opal_output_verbose(closed ? 10 : 1, mca_btl_base_output, "%s (while finalizing)", info);
     } else if (NULL != module->error_cb) {
-        module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
-    } else {
+        module->error_cb(&module->super,
+                         closed ? MCA_BTL_ERROR_FLAGS_PEER_CLOSED : MCA_BTL_ERROR_FLAGS_PEER_FAILED,
+                         ep->proc, info);
+    } else if (!closed) {
         opal_output(0, "%s", info);
     }
     /* What was in flight to it is called back now with the error; the
@@ -231,6 +240,17 @@ void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_
     }
     ep->posted = 0;
     mca_btl_ofi_recv_drop_held(module, ep);
+}
+
+void mca_btl_ofi_peer_failed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
+                             const char *what)
+{
+    peer_gone(module, ep, false, what);
+}
+
+void mca_btl_ofi_peer_closed(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep)
+{
+    peer_gone(module, ep, true, NULL);
 }
 
 void mca_btl_ofi_liveness_check(mca_btl_ofi_module_t *module)

@@ -479,19 +479,27 @@ int mca_btl_ofi_del_procs(mca_btl_base_module_t *btl, size_t nprocs, opal_proc_t
     return OPAL_SUCCESS;
 }
 
+/* Whether this process owes ep its goodbye: it lives, and the two have
+ * exchanged messages (a peer this process never spoke with is not told:
+ * in a large job that would be a connection to every rank at finalize). */
+static bool bye_due(const mca_btl_ofi_endpoint_t *ep)
+{
+    return !ep->failed && !ep->bye_sent && (0 != ep->send_seq || 0 != ep->recv_seq);
+}
+
 /* Whether some send or RDMA operation to a live peer is still owed a
- * completion, or a peer still needs its flush message (then *flush_due). */
-static bool quiescing(mca_btl_ofi_module_t *module, bool *flush_due)
+ * completion, or a peer still needs its goodbye (then *bye_pending). */
+static bool quiescing(mca_btl_ofi_module_t *module, bool *bye_pending)
 {
     bool busy = false;
-    *flush_due = false;
+    *bye_pending = false;
     for (uint32_t r = 0; NULL != module->endpoints && r < module->job_size; ++r) {
         mca_btl_ofi_endpoint_t *ep = module->endpoints[r];
         if (NULL == ep || ep->failed) {
             continue;
         }
-        if (0 < ep->injected) {
-            *flush_due = true;
+        if (bye_due(ep)) {
+            *bye_pending = true;
             busy = true;
         } else if (!opal_list_is_empty(&ep->outstanding)) {
             busy = true;
@@ -505,37 +513,39 @@ static bool quiescing(mca_btl_ofi_module_t *module, bool *flush_due)
  * udp until the peer acknowledges (it retransmits only while this process
  * polls), tcp until the socket takes it. Closing at once would lose what
  * the peer has not got yet (a barrier's last message, say). So every
- * peer injected to since its last completed send gets a flush message,
- * and the CQ is polled until every send to a live peer completed, for at
- * most btl_ofi_finalize_timeout. */
+ * peer this process exchanged messages with gets a goodbye, posted with a
+ * completion after everything else (the peer then knows this process
+ * finalized rather than died), and the CQ is polled until every send to a
+ * live peer completed, for at most btl_ofi_finalize_timeout. */
 static void quiesce(mca_btl_ofi_module_t *module)
 {
     /* Not over verbs: an inject is on the queue pair once posted, and
      * polling rxm over verbs (libfabric 1.17) while the peers disconnect
      * makes its fi_close crash afterwards (the soft-RoCE guest's cases,
-     * every run). tcp needs it: its injects may wait in the provider for
-     * the socket (without it, survivors of the killed case waited for a
-     * finished peer's barrier message). */
+     * every run). Peers over verbs therefore hear no goodbye and take
+     * this process's exit for a failure. tcp needs it: its injects may
+     * wait in the provider for the socket (without it, survivors of the
+     * killed case waited for a finished peer's barrier message). */
     if (NULL == module->ofi.ep || NULL == module->endpoints ||
         opal_common_ofi_provider_listed("verbs", module->ofi.prov_name, NULL)) {
         return;
     }
     uint64_t deadline =
         opal_timer_ns() + (uint64_t) mca_btl_ofi_component.finalize_timeout_ms * 1000000u;
-    bool flush_due;
+    bool bye_pending;
     OPAL_THREAD_LOCK(&module->lock);
-    while (quiescing(module, &flush_due)) {
+    while (quiescing(module, &bye_pending)) {
         if (opal_timer_ns() >= deadline) {
             opal_output_verbose(1, mca_btl_base_output,
                                 "btl/ofi (%s): finalize: sends still in flight after %u ms",
                                 module->ofi.prov_name, mca_btl_ofi_component.finalize_timeout_ms);
             break;
         }
-        for (uint32_t r = 0; flush_due && r < module->job_size; ++r) {
+        for (uint32_t r = 0; bye_pending && r < module->job_size; ++r) {
             mca_btl_ofi_endpoint_t *ep = module->endpoints[r];
-            if (NULL != ep && !ep->failed && 0 < ep->injected) {
+            if (NULL != ep && bye_due(ep)) {
                 /* Busy: tried again after polling. */
-                (void) mca_btl_ofi_send_flush(module, ep);
+                (void) mca_btl_ofi_send_bye(module, ep);
             }
         }
         (void) mca_btl_ofi_module_progress(module);

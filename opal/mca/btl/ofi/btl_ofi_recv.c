@@ -242,8 +242,9 @@ void mca_btl_ofi_recv_release(mca_btl_ofi_module_t *module)
 static inline void deliver(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep,
                            mca_btl_base_tag_t tag, uint8_t *data, size_t len)
 {
-    if (OPAL_UNLIKELY(MCA_BTL_OFI_TAG_FLUSH == tag)) {
-        /* Its sequence number counted; it carries nothing. */
+    if (OPAL_UNLIKELY(MCA_BTL_OFI_TAG_BYE == tag)) {
+        /* In its turn: everything the peer sent was delivered. */
+        mca_btl_ofi_peer_closed(module, ep);
         return;
     }
     mca_btl_base_segment_t seg = {.seg_addr = data, .seg_len = len};

@@ -385,7 +385,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t
     return OPAL_ERR_RESOURCE_BUSY;
 }
 
-int mca_btl_ofi_send_flush(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep)
+int mca_btl_ofi_send_bye(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t *ep)
 {
     if (ep->failed) {
         return OPAL_ERR_UNREACH;
@@ -396,8 +396,9 @@ int mca_btl_ofi_send_flush(mca_btl_ofi_module_t *module, mca_btl_ofi_endpoint_t 
     }
     frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
     ssize_t rc =
-        post(module, ep, frag, stamp(module, ep, MCA_BTL_OFI_TAG_FLUSH, frag_wire(module, frag)));
+        post(module, ep, frag, stamp(module, ep, MCA_BTL_OFI_TAG_BYE, frag_wire(module, frag)));
     if (OPAL_LIKELY(0 == rc)) {
+        ep->bye_sent = true;
         return OPAL_SUCCESS;
     }
     mca_btl_ofi_frag_release(frag);
