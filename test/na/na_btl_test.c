@@ -197,6 +197,10 @@ START_TEST(a_peer_that_finalizes_fails_what_waits_for_it_after_its_last_message)
 {
     run_ok("self,sm", 2, NULL, "closed");
     run_ok("self,tcp", 2, NULL, "closed");
+    if (ofi_built()) {
+        /* btl/ofi's goodbye at finalize. */
+        run_ok("self,ofi", 2, ofi_tcp, "closed");
+    }
 }
 END_TEST
 
