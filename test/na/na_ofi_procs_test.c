@@ -75,21 +75,37 @@ static void request(na_test_end_t *c, opal_na_addr_t *server, const char *req, v
     ck_assert(na_test_wait(c, 1, &r->calls, 1, TIMEOUT));
 }
 
-static void client_of_a_server_started_alone(const char *info)
+/* Starts a server on info and looks it up from c's class. */
+static opal_na_addr_t *reach_server(na_test_end_t *c, const char *info)
+{
+    char *uri = start_server(info);
+    opal_na_addr_t *server = NULL;
+    ck_assert_int_eq(opal_na_addr_lookup(c->cls, uri, &server), OPAL_SUCCESS);
+    free(uri);
+    return server;
+}
+
+/* Opens c on info, starts a server and checks that it echoes. */
+static opal_na_addr_t *echoing_server(na_test_end_t *c, const char *info)
 {
     na_test_init();
-    char *uri = start_server(info);
-    na_test_end_t c;
-    ck_assert_int_eq(na_test_open(info, &c), OPAL_SUCCESS);
-    opal_na_addr_t *server = NULL;
-    ck_assert_int_eq(opal_na_addr_lookup(c.cls, uri, &server), OPAL_SUCCESS);
-    free(uri);
-    char reply[4096];
+    ck_assert_int_eq(na_test_open(info, c), OPAL_SUCCESS);
+    opal_na_addr_t *server = reach_server(c, info);
+    char reply[64];
     na_test_result_t r;
-    request(&c, server, "echo hello", reply, sizeof(reply), &r);
+    request(c, server, "echo hello", reply, sizeof(reply), &r);
     ck_assert_int_eq(r.ret, OPAL_SUCCESS);
     ck_assert_int_eq(r.size, 10);
     ck_assert(0 == memcmp(reply, "echo hello", 10));
+    return server;
+}
+
+static void client_of_a_server_started_alone(const char *info)
+{
+    na_test_end_t c;
+    opal_na_addr_t *server = echoing_server(&c, info);
+    char reply[4096];
+    na_test_result_t r;
     /* A 16-segment handle of the server's, read at an offset. */
     request(&c, server, "memh", reply, sizeof(reply), &r);
     ck_assert_int_eq(r.ret, OPAL_SUCCESS);
@@ -141,16 +157,99 @@ START_TEST(a_client_reaches_a_shm_server_started_alone_by_its_uri_file)
 }
 END_TEST
 
+/* What the peer-gone hook heard. */
+static struct {
+    int calls;
+    bool finalized;
+    bool is_server;
+    opal_na_addr_t *server;
+    char why[256];
+} gone;
+
+static void gone_hook(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized, const char *why,
+                      void *arg)
+{
+    (void) arg;
+    gone.calls++;
+    gone.finalized = finalized;
+    gone.is_server = opal_na_addr_cmp(cls, addr, gone.server);
+    snprintf(gone.why, sizeof(gone.why), "%s", why);
+}
+
+/* The server finalizes (after "quit") while the client waits for a reply
+ * that never comes: its goodbye fails that receive with
+ * OPAL_ERR_PEER_FAILED and tells the client's peer-gone hook, once, that
+ * the server finalized; then a new server at another address is reached
+ * as usual. */
+static void server_that_finalizes_says_goodbye(const char *info)
+{
+    na_test_end_t c;
+    opal_na_addr_t *server = echoing_server(&c, info);
+    char reply[4096];
+    na_test_result_t r;
+    memset(&gone, 0, sizeof(gone));
+    gone.server = server;
+    ck_assert_int_eq(opal_na_base_peer_gone_hook_set(c.cls, gone_hook, NULL), OPAL_SUCCESS);
+    na_test_result_t never = {0}, w = {0};
+    ck_assert_int_eq(opal_na_msg_recv_expected(c.cls, c.ctx, na_test_record, &never, reply,
+                                               sizeof(reply), NULL, server, 0, 99, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(c.cls, c.ctx, na_test_record, &w, "quit", 4, NULL,
+                                                 server, 0, 0, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(&c, 1, &w.calls, 1, TIMEOUT));
+    ck_assert_msg(na_test_wait(&c, 1, &never.calls, 1, TIMEOUT),
+                  "the receive the server never answers did not complete");
+    ck_assert_int_eq(never.ret, OPAL_ERR_PEER_FAILED);
+    ck_assert_msg(na_test_wait(&c, 1, &gone.calls, 1, TIMEOUT),
+                  "the peer-gone hook was not called");
+    int status = 0;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    ck_assert(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+    for (int i = 0; i < 100; ++i) {
+        (void) opal_na_poll(c.cls, c.ctx, NULL);
+        (void) opal_na_trigger(c.ctx, 0, NULL);
+    }
+    ck_assert_int_eq(never.calls, 1);
+    ck_assert_msg(1 == gone.calls && gone.finalized && gone.is_server,
+                  "the hook: %d call(s), finalized %d, for the server %d (%s)", gone.calls,
+                  gone.finalized, gone.is_server, gone.why);
+    ck_assert_msg(NULL != strstr(gone.why, "finalized"), "the hook's words: %s", gone.why);
+    (void) opal_na_base_peer_gone_hook_set(c.cls, NULL, NULL);
+    opal_na_addr_free(c.cls, server);
+    /* The class goes on: a new server is reached. */
+    server = reach_server(&c, info);
+    request(&c, server, "echo again", reply, sizeof(reply), &r);
+    ck_assert_int_eq(r.ret, OPAL_SUCCESS);
+    ck_assert_int_eq(r.size, 10);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(c.cls, c.ctx, na_test_record, &w, "quit", 4, NULL,
+                                                 server, 0, 0, NULL),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    opal_na_addr_free(c.cls, server);
+    na_test_close(&c);
+    na_test_fini();
+}
+
+START_TEST(a_tcp_server_that_finalizes_says_goodbye_to_its_client)
+{
+    server_that_finalizes_says_goodbye("ofi+tcp://127.0.0.1");
+}
+END_TEST
+
+START_TEST(a_shm_server_that_finalizes_says_goodbye_to_its_client)
+{
+    server_that_finalizes_says_goodbye("ofi+shm");
+}
+END_TEST
+
 START_TEST(operations_pending_with_a_killed_server_complete_with_an_error)
 {
     na_test_init();
     const char *info = "ofi+tcp://127.0.0.1";
-    char *uri = start_server(info);
     na_test_end_t c;
     ck_assert_int_eq(na_test_open(info, &c), OPAL_SUCCESS);
-    opal_na_addr_t *server = NULL;
-    ck_assert_int_eq(opal_na_addr_lookup(c.cls, uri, &server), OPAL_SUCCESS);
-    free(uri);
+    opal_na_addr_t *server = reach_server(&c, info);
     char reply[4096];
     na_test_result_t r;
     request(&c, server, "memh", reply, sizeof(reply), &r);
@@ -312,6 +411,8 @@ int main(void)
     Suite *s = suite_create("na_ofi_procs");
     OPAL_TEST_ADD(s, a_client_reaches_a_tcp_server_started_alone_by_its_uri_file);
     OPAL_TEST_ADD(s, a_client_reaches_a_shm_server_started_alone_by_its_uri_file);
+    OPAL_TEST_ADD(s, a_tcp_server_that_finalizes_says_goodbye_to_its_client);
+    OPAL_TEST_ADD(s, a_shm_server_that_finalizes_says_goodbye_to_its_client);
     OPAL_TEST_ADD(s, operations_pending_with_a_killed_server_complete_with_an_error);
     OPAL_TEST_ADD(s, cleanup_removes_a_killed_shm_server_file_and_never_a_live_one);
     OPAL_TEST_ADD(s, a_file_a_dead_process_with_this_pid_left_does_not_stop_shm);

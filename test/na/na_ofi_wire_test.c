@@ -103,7 +103,9 @@ END_TEST
 START_TEST(a_tag_past_the_max_is_refused_yet_the_sender_is_still_found)
 {
     uint8_t buf[64];
-    const uint32_t bad[] = {NA_OFI_MAX_TAG + 1u, 0xdeadbeefu, UINT32_MAX};
+    /* UINT32_MAX is the goodbye's tag: refused only with a payload (the
+     * goodbye case below). */
+    const uint32_t bad[] = {NA_OFI_MAX_TAG + 1u, 0xdeadbeefu, UINT32_MAX - 1u};
     for (size_t i = 0; i < 3; ++i) {
         size_t n = make_msg(buf, sizeof(buf), 12, bad[i]);
         na_ofi_uhdr_t h;
@@ -120,6 +122,26 @@ START_TEST(a_tag_past_the_max_is_refused_yet_the_sender_is_still_found)
 }
 END_TEST
 
+START_TEST(a_goodbye_is_its_header_alone)
+{
+    uint8_t buf[64];
+    size_t n = make_msg(buf, sizeof(buf), 12, NA_OFI_TAG_BYE);
+    na_ofi_uhdr_t h;
+    size_t hdr = 0;
+    char why[NA_OFI_WHY_MAX];
+    /* Without the payload make_msg appends: a goodbye. */
+    ck_assert_int_eq(na_ofi_uhdr_decode(buf, n - 5, &h, &hdr, why), OPAL_SUCCESS);
+    ck_assert_uint_eq(h.tag, NA_OFI_TAG_BYE);
+    ck_assert_uint_eq(hdr, n - 5);
+    ck_assert_ptr_eq(h.addr, buf + NA_OFI_UHDR_FIXED);
+    /* With it: refused, the sender still named. */
+    ck_assert_int_eq(na_ofi_uhdr_decode(buf, n, &h, &hdr, why), OPAL_ERR_BAD_PARAM);
+    ck_assert_str_eq(why, "a goodbye (tag 0xffffffff) with 5 bytes after its header");
+    ck_assert_ptr_eq(h.addr, buf + NA_OFI_UHDR_FIXED);
+    ck_assert_uint_eq(h.addrlen, 12);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("na_ofi_wire");
@@ -127,5 +149,6 @@ int main(void)
     OPAL_TEST_ADD(s, every_truncation_is_refused_and_says_where);
     OPAL_TEST_ADD(s, an_address_length_of_0_or_past_the_max_is_refused);
     OPAL_TEST_ADD(s, a_tag_past_the_max_is_refused_yet_the_sender_is_still_found);
+    OPAL_TEST_ADD(s, a_goodbye_is_its_header_alone);
     return opal_test_run(s);
 }

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -252,6 +253,10 @@ typedef struct opal_common_ofi_ctx_t {
  * its own address, as valgrind shows.)
  */
 int opal_common_ofi_shm_sweep(int output);
+
+/* The pid in a name of the shm provider, "<pid>:<n>:<n>" (digits only),
+ * or 0 when name is not one. */
+pid_t opal_common_ofi_shm_name_pid(const char *name);
 
 /* Opens fabric, domain, CQ (with a wait fd when asked and possible), AV
  * and an endpoint bound to both, enabled; takes ownership of info (also on

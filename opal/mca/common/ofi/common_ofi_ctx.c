@@ -20,10 +20,8 @@
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_shm_sweep.h"
 
-/* The pid of a name "<pid>:<n>:<n>" (digits only), 0 otherwise. */
-static pid_t provider_name_pid(const char *name, void *arg)
+pid_t opal_common_ofi_shm_name_pid(const char *name)
 {
-    (void) arg;
     unsigned long pid = 0;
     int fields = 1, digits = 0;
     for (const char *c = name; '\0' != *c; ++c) {
@@ -40,6 +38,12 @@ static pid_t provider_name_pid(const char *name, void *arg)
         }
     }
     return 3 == fields && digits > 0 ? (pid_t) pid : 0;
+}
+
+static pid_t provider_name_pid(const char *name, void *arg)
+{
+    (void) arg;
+    return opal_common_ofi_shm_name_pid(name);
 }
 
 int opal_common_ofi_shm_sweep(int output)

@@ -53,7 +53,7 @@
 enum { NA_OFI_POST_SEND, NA_OFI_POST_TSEND, NA_OFI_POST_TRECV, NA_OFI_POST_RMA };
 
 /* What a completion's op_context points to. */
-enum { NA_OFI_FICTX_OP, NA_OFI_FICTX_PIECE, NA_OFI_FICTX_RBUF };
+enum { NA_OFI_FICTX_OP, NA_OFI_FICTX_PIECE, NA_OFI_FICTX_RBUF, NA_OFI_FICTX_BYE };
 
 typedef struct na_ofi_fictx_t {
     struct fi_context2 fi; /* first: the provider's scratch (FI_CONTEXT2) */
@@ -69,7 +69,16 @@ typedef struct na_ofi_addr_t {
     fi_addr_t fi_addr;
     _Atomic int32_t refs;
     _Atomic bool failed;
+    /* A message or RMA went to it, or a message came from it: it hears
+     * this class's goodbye at finalize. */
+    _Atomic bool talked;
     bool self;
+    /* It said goodbye and the peer-gone hook has not heard it yet: in the
+     * class's gone list, holding a reference (under the class lock). */
+    bool gone_listed;
+    struct na_ofi_addr_t *gone_next;
+    /* Its last message was a goodbye: it hears none from this class. */
+    bool said_bye;
     /* Operations to this peer in the class's retry queue, and the drain
      * pass that last found the provider without room for one (under the
      * class lock): a peer's operations keep their order, and a peer the
@@ -201,6 +210,9 @@ typedef struct na_ofi_class_t {
     /* Expected receives posted, for failing them when their source dies
      * (a receive has no other way to learn it). */
     na_ofi_op_t *exp_head;
+    /* Peers that said goodbye, for the peer-gone hook (called by poll
+     * once the lock is released). */
+    na_ofi_addr_t *gone_head;
     /* Operations the provider had no room for yet: FIFO per peer. */
     na_ofi_op_t *retry_head, *retry_tail;
     uint64_t retry_pass;
@@ -324,6 +336,13 @@ void na_ofi_op_done(opal_na_class_t *cls, na_ofi_op_t *op, int ret);
 /* An operation with peer failed: fails the expected receives posted
  * from it; lock held. */
 void na_ofi_peer_failed(opal_na_class_t *cls, na_ofi_addr_t *peer, const char *why);
+/* peer said goodbye (class lock held): its posted expected receives fail
+ * with OPAL_ERR_PEER_FAILED, and the next poll tells the peer-gone hook
+ * it finalized. It is not marked failed: a process may open na again at
+ * the same address. */
+void na_ofi_peer_closed(opal_na_class_t *cls, na_ofi_addr_t *peer);
+/* Gives what the gone list holds back (finalize). */
+void na_ofi_gone_drop(na_ofi_class_t *oc);
 /* fi error -> OPAL error. */
 int na_ofi_fi_error(int fi_err);
 /* Posts o's operation (o->retry says which) to the provider; lock held.

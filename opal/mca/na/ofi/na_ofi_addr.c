@@ -104,6 +104,7 @@ int na_ofi_addr_get(na_ofi_class_t *oc, const void *addr, size_t len, na_ofi_add
     memcpy(a->addr, addr, len);
     atomic_init(&a->refs, 1);
     atomic_init(&a->failed, false);
+    atomic_init(&a->talked, false);
     int n = fi_av_insert(oc->ofi.av, a->addr, 1, &a->fi_addr, 0, NULL);
     if (1 != n || FI_ADDR_NOTAVAIL == a->fi_addr) {
         opal_output(0, "na/ofi (%s): the provider refused a peer's address (fi_av_insert: %s)",

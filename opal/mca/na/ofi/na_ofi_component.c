@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/na/base/base.h"
@@ -15,6 +16,10 @@
 #include "opal/mca/na/ofi/na_ofi.h"
 #include "opal/util/opal_error.h"
 #include "opal/util/opal_output.h"
+#include "opal/util/opal_timer.h"
+
+/* How long finalize waits for its goodbyes to leave. */
+#define NA_OFI_BYE_WAIT_MS 1000
 
 static int ofi_register(void);
 static bool ofi_check_protocol(const opal_na_info_t *info);
@@ -449,12 +454,153 @@ out:
     return rc;
 }
 
+/* Whether the goodbye is said over this provider. Not over verbs: rxm
+ * over verbs (libfabric 1.17) crashed in fi_close after being polled while
+ * its peers disconnected (btl/ofi's quiesce says the same). */
+static bool says_goodbye(const na_ofi_class_t *oc)
+{
+    return NULL != oc->ofi.ep && NULL != oc->self &&
+           !opal_common_ofi_provider_listed("verbs", oc->ofi.prov_name, NULL);
+}
+
+/* Whether a is an shm endpoint of this process (another class): libfabric
+ * 1.17's shm crashes sending to one that closed, which the peer may have
+ * done before this class (it unmaps the region this process's classes
+ * share). Two classes in one process are tests; they hear no goodbye. */
+static bool own_shm_peer(const na_ofi_class_t *oc, const na_ofi_addr_t *a)
+{
+    if (FI_ADDR_STR != oc->ofi.info->addr_format || 0 == a->addrlen ||
+        '\0' != a->addr[a->addrlen - 1]) {
+        return false;
+    }
+    const char *name = (const char *) a->addr;
+    const char *scheme = strstr(name, "://");
+    return getpid() == opal_common_ofi_shm_name_pid(NULL != scheme ? scheme + 3 : name);
+}
+
+/* Whether a is a live peer this class spoke with that did not say
+ * goodbye itself (class lock held). */
+static bool owed_goodbye(const na_ofi_class_t *oc, na_ofi_addr_t *a)
+{
+    return !a->self && !a->said_bye && atomic_load_explicit(&a->talked, memory_order_relaxed) &&
+           !atomic_load_explicit(&a->failed, memory_order_relaxed) && !own_shm_peer(oc, a);
+}
+
+/* Before the endpoint closes: every live peer this class exchanged
+ * messages or RMA with gets a goodbye (a header of tag NA_OFI_TAG_BYE and
+ * nothing else), posted after everything the class sent it, so that the
+ * peer's peer-gone hook hears that this process finalized instead of
+ * waiting for timeouts. Finalize then reads the CQ until every goodbye
+ * completed, for at most NA_OFI_BYE_WAIT_MS, and drops whatever else it
+ * finds there (the contexts are gone, and the receive buffers go next). */
+static void say_goodbye(na_ofi_class_t *oc)
+{
+    if (!says_goodbye(oc)) {
+        return;
+    }
+    size_t count = 0;
+    for (size_t b = 0; b < NA_OFI_ADDR_BUCKETS; ++b) {
+        for (na_ofi_addr_t *a = oc->buckets[b]; NULL != a; a = a->hash_next) {
+            count += owed_goodbye(oc, a);
+        }
+    }
+    if (0 == count) {
+        return;
+    }
+    na_ofi_uhdr_t hdr = {
+        .tag = NA_OFI_TAG_BYE, .addrlen = (uint16_t) oc->self->addrlen, .addr = oc->self->addr};
+    uint8_t *msg = malloc(NA_OFI_UHDR_MAX);
+    na_ofi_addr_t **peers = calloc(count, sizeof(*peers));
+    na_ofi_fictx_t *ctxs = calloc(count, sizeof(*ctxs));
+    bool *done = calloc(count, sizeof(*done));
+    opal_common_ofi_mr_t mr = {0};
+    size_t len = NULL == msg ? 0 : na_ofi_uhdr_encode(&hdr, msg, NA_OFI_UHDR_MAX);
+    if (0 == len || NULL == peers || NULL == ctxs || NULL == done ||
+        (opal_common_ofi_needs_local_mr(&oc->ofi) &&
+         OPAL_SUCCESS != opal_common_ofi_mr_register(&oc->ofi, msg, len, FI_SEND, &mr))) {
+        opal_output_verbose(1, opal_na_base_output,
+                            "na/ofi (%s): finalize: no memory for the goodbyes: peers will not "
+                            "hear that this process finalized",
+                            oc->ofi.prov_name);
+        goto out;
+    }
+    size_t n = 0;
+    for (size_t b = 0; b < NA_OFI_ADDR_BUCKETS; ++b) {
+        for (na_ofi_addr_t *a = oc->buckets[b]; NULL != a && n < count; a = a->hash_next) {
+            if (owed_goodbye(oc, a)) {
+                ctxs[n].kind = NA_OFI_FICTX_BYE;
+                peers[n++] = a;
+            }
+        }
+    }
+    const uint64_t deadline = opal_timer_ns() + (uint64_t) NA_OFI_BYE_WAIT_MS * 1000000u;
+    size_t posted = 0, completed = 0;
+    bool *sent = calloc(n, sizeof(*sent));
+    if (NULL == sent) {
+        goto out;
+    }
+    while (completed < n && opal_timer_ns() < deadline) {
+        for (size_t i = 0; i < n; ++i) {
+            if (sent[i]) {
+                continue;
+            }
+            ssize_t rc = fi_send(oc->ofi.ep, msg, len, mr.desc, peers[i]->fi_addr, &ctxs[i].fi);
+            if (0 == rc) {
+                sent[i] = true;
+                ++posted;
+            } else if (-FI_EAGAIN != rc) {
+                /* Unreachable already: nothing to wait for. */
+                sent[i] = done[i] = true;
+                ++completed;
+            }
+        }
+        struct fi_cq_tagged_entry e[16];
+        ssize_t got = fi_cq_read(oc->ofi.cq, e, 16);
+        na_ofi_fictx_t *fc = NULL;
+        for (ssize_t k = 0; k < got; ++k) {
+            fc = e[k].op_context;
+            if (NULL != fc && fc >= ctxs && fc < ctxs + n && !done[fc - ctxs]) {
+                done[fc - ctxs] = true;
+                ++completed;
+            }
+        }
+        if (-FI_EAVAIL == got) {
+            struct fi_cq_err_entry err;
+            char text[256];
+            if (OPAL_SUCCESS == opal_common_ofi_cq_readerr(&oc->ofi, &err, text, sizeof(text))) {
+                fc = err.op_context;
+                if (NULL != fc && fc >= ctxs && fc < ctxs + n && !done[fc - ctxs]) {
+                    done[fc - ctxs] = true;
+                    ++completed;
+                }
+            }
+        }
+    }
+    if (completed < n) {
+        opal_output_verbose(1, opal_na_base_output,
+                            "na/ofi (%s): finalize: %zu of %zu goodbyes (%zu posted) did not "
+                            "complete within %d ms",
+                            oc->ofi.prov_name, n - completed, n, posted, NA_OFI_BYE_WAIT_MS);
+    }
+    free(sent);
+out:
+    opal_common_ofi_mr_deregister(&mr);
+    free(done);
+    free(ctxs);
+    free(peers);
+    free(msg);
+}
+
 static int ofi_finalize(opal_na_class_t *cls)
 {
     na_ofi_class_t *oc = na_ofi_class(cls);
     if (NULL == oc) {
         return OPAL_SUCCESS;
     }
+    OPAL_THREAD_LOCK(&oc->lock);
+    say_goodbye(oc);
+    na_ofi_gone_drop(oc);
+    OPAL_THREAD_UNLOCK(&oc->lock);
     /* The endpoint first: it stops using the receive buffers. */
     opal_common_ofi_ctx_close(&oc->ofi);
     rbufs_free(oc);

@@ -27,6 +27,7 @@ static void op_begin(opal_na_context_t *ctx, na_ofi_op_t *o, na_ofi_addr_t *addr
     o->addr = addr;
     if (NULL != addr) {
         na_ofi_addr_ref(addr);
+        atomic_store_explicit(&addr->talked, true, memory_order_relaxed);
     }
     o->listed = false;
     o->rma_error = OPAL_SUCCESS;
@@ -246,6 +247,7 @@ int na_ofi_msg_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, c
     if (NA_OFI_UHDR_FIXED + oc->self->addrlen + size > oc->inject_size) {
         return OPAL_ERR_RESOURCE_BUSY;
     }
+    atomic_store_explicit(&a->talked, true, memory_order_relaxed);
     ssize_t rc = -FI_EAGAIN;
     OPAL_THREAD_LOCK(&oc->lock);
     /* Sends waiting to be retried to this peer go first. */
@@ -416,6 +418,14 @@ void na_ofi_msg_arrived(opal_na_class_t *cls, na_ofi_rbuf_t *rbuf, const uint8_t
         }
         return;
     }
+    atomic_store_explicit(&source->talked, true, memory_order_relaxed);
+    if (NA_OFI_TAG_BYE == uh.tag) {
+        na_ofi_peer_closed(cls, source);
+        na_ofi_addr_release(oc, source);
+        return;
+    }
+    /* A process that said goodbye at this address opened na again. */
+    source->said_bye = false;
     const uint8_t dest_id = uh.dest_id;
     const opal_na_tag_t tag = uh.tag;
     opal_na_context_t *ctx = opal_na_base_context_get(cls, dest_id);

@@ -5,6 +5,7 @@
  */
 #include "opal/opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,19 @@ void na_ofi_op_done(opal_na_class_t *cls, na_ofi_op_t *o, int ret)
     }
 }
 
+/* Withdraws peer's posted expected receives from the provider; each
+ * completes (as canceled by the provider) with the peer's failure, read
+ * from rma_error. */
+static void withdraw_receives(na_ofi_class_t *oc, na_ofi_addr_t *peer)
+{
+    for (na_ofi_op_t *o = oc->exp_head; NULL != o; o = o->next) {
+        if (o->addr == peer && OPAL_SUCCESS == o->rma_error) {
+            o->rma_error = OPAL_ERR_PEER_FAILED;
+            (void) fi_cancel(&oc->ofi.ep->fid, &o->fictx);
+        }
+    }
+}
+
 void na_ofi_peer_failed(opal_na_class_t *cls, na_ofi_addr_t *peer, const char *why)
 {
     na_ofi_class_t *oc = na_ofi_class(cls);
@@ -101,13 +115,62 @@ void na_ofi_peer_failed(opal_na_class_t *cls, na_ofi_addr_t *peer, const char *w
                             oc->ofi.prov_name, text, why);
         oc->ofi.peer_lost = true;
     }
-    /* Withdrawn from the provider; each completes (as canceled by the
-     * provider) with the peer's failure, read from rma_error. */
-    for (na_ofi_op_t *o = oc->exp_head; NULL != o; o = o->next) {
-        if (o->addr == peer && OPAL_SUCCESS == o->rma_error) {
-            o->rma_error = OPAL_ERR_PEER_FAILED;
-            (void) fi_cancel(&oc->ofi.ep->fid, &o->fictx);
+    withdraw_receives(oc, peer);
+}
+
+void na_ofi_peer_closed(opal_na_class_t *cls, na_ofi_addr_t *peer)
+{
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    if (peer->self) {
+        return;
+    }
+    withdraw_receives(oc, peer);
+    peer->said_bye = true;
+    if (!peer->gone_listed) {
+        peer->gone_listed = true;
+        na_ofi_addr_ref(peer);
+        peer->gone_next = oc->gone_head;
+        oc->gone_head = peer;
+    }
+}
+
+/* Tells the peer-gone hook of every peer that said goodbye (without the
+ * class lock: the hook may start or cancel operations). */
+static void gone_notify(opal_na_class_t *cls)
+{
+    na_ofi_class_t *oc = na_ofi_class(cls);
+    for (;;) {
+        OPAL_THREAD_LOCK(&oc->lock);
+        na_ofi_addr_t *a = oc->gone_head;
+        if (NULL != a) {
+            oc->gone_head = a->gone_next;
+            a->gone_listed = false;
         }
+        OPAL_THREAD_UNLOCK(&oc->lock);
+        if (NULL == a) {
+            return;
+        }
+        char text[NA_OFI_ADDR_MAX * 2 + 8], why[sizeof(text) + 64];
+        size_t n = sizeof(text);
+        if (OPAL_SUCCESS != na_ofi_addr_format(oc, a->addr, a->addrlen, text, &n)) {
+            strcpy(text, "?");
+        }
+        snprintf(why, sizeof(why), "na/ofi (%s): %s finalized", oc->ofi.prov_name, text);
+        opal_output_verbose(10, opal_na_base_output, "%s", why);
+        opal_na_base_peer_gone(cls, (opal_na_addr_t *) a, true, why);
+        OPAL_THREAD_LOCK(&oc->lock);
+        na_ofi_addr_release(oc, a);
+        OPAL_THREAD_UNLOCK(&oc->lock);
+    }
+}
+
+void na_ofi_gone_drop(na_ofi_class_t *oc)
+{
+    while (NULL != oc->gone_head) {
+        na_ofi_addr_t *a = oc->gone_head;
+        oc->gone_head = a->gone_next;
+        a->gone_listed = false;
+        na_ofi_addr_release(oc, a);
     }
 }
 
@@ -133,6 +196,9 @@ static void handle_entry(opal_na_class_t *cls, const struct fi_cq_tagged_entry *
     switch (fc->kind) {
         case NA_OFI_FICTX_RBUF:
             handle_rbuf(cls, fc->owner, e);
+            break;
+        case NA_OFI_FICTX_BYE:
+            /* Only finalize posts goodbyes, and reads their completions. */
             break;
         case NA_OFI_FICTX_PIECE: {
             na_ofi_op_t *o = fc->owner;
@@ -168,6 +234,8 @@ static void handle_error(opal_na_class_t *cls)
     }
     int ret = na_ofi_fi_error(err.err);
     switch (fc->kind) {
+        case NA_OFI_FICTX_BYE:
+            break;
         case NA_OFI_FICTX_RBUF: {
             na_ofi_rbuf_t *rb = fc->owner;
             rb->posted = false;
@@ -257,7 +325,11 @@ int na_ofi_poll(opal_na_class_t *cls, opal_na_context_t *ctx, unsigned int *coun
     *count = 0;
     OPAL_THREAD_LOCK(&oc->lock);
     int rc = na_ofi_progress(cls, count);
+    bool gone = NULL != oc->gone_head;
     OPAL_THREAD_UNLOCK(&oc->lock);
+    if (OPAL_UNLIKELY(gone)) {
+        gone_notify(cls);
+    }
     return rc;
 }
 

@@ -336,6 +336,7 @@ static int rma(opal_na_class_t *cls, opal_na_context_t *ctx, bool is_put, na_ofi
     o->fictx.owner = o;
     o->addr = peer;
     na_ofi_addr_ref(peer);
+    atomic_store_explicit(&peer->talked, true, memory_order_relaxed);
     o->listed = false;
     o->local = local;
     o->remote = remote;

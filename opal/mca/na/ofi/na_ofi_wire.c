@@ -46,6 +46,13 @@ int na_ofi_uhdr_decode(const void *buf, size_t size, na_ofi_uhdr_t *hdr, size_t 
     }
     hdr->addr = addr;
     *hdr_size = opal_cursor_pos(&c);
+    if (NA_OFI_TAG_BYE == hdr->tag) {
+        if (*hdr_size != size) {
+            return refuse(why, "a goodbye (tag 0x%x) with %zu bytes after its header",
+                          (unsigned) hdr->tag, size - *hdr_size);
+        }
+        return OPAL_SUCCESS;
+    }
     if (hdr->tag > NA_OFI_MAX_TAG) {
         return refuse(why, "tag 0x%x is above na/ofi's max tag 0x%x", (unsigned) hdr->tag,
                       NA_OFI_MAX_TAG);

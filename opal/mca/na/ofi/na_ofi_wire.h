@@ -9,6 +9,9 @@
  * The decoder checks the lengths and the tag and says what was wrong in
  * why (a buffer of NA_OFI_WHY_MAX bytes); whether the address bytes are
  * an address of the provider is for common/ofi to say.
+ *
+ * A header with tag NA_OFI_TAG_BYE and nothing after it is a goodbye: its
+ * sender closed its class (see na_ofi_component.c's say_goodbye).
  */
 #ifndef OPAL_MCA_NA_OFI_NA_OFI_WIRE_H
 #define OPAL_MCA_NA_OFI_NA_OFI_WIRE_H
@@ -22,6 +25,8 @@
 
 /* Tags are 31 bits (Mercury has 30 on ofi). */
 #define NA_OFI_MAX_TAG 0x7fffffffu
+/* Above every user tag: the goodbye. */
+#define NA_OFI_TAG_BYE 0xffffffffu
 
 #define NA_OFI_UHDR_FIXED 8
 #define NA_OFI_ADDR_MAX   256
