@@ -267,19 +267,27 @@ static bool progress_until(volatile unsigned *count, unsigned want, const char *
     return true;
 }
 
-/* Rank 1's pid as btl/ofi knows it (0 when it runs elsewhere). */
-static pid_t peer_pid(uint32_t rank)
+/* btl/ofi's module, found through the base (the component lives in a
+ * plugin); NULL when it has none. */
+static mca_btl_ofi_module_t *ofi_module(void)
 {
     mca_btl_base_selected_module_t *sm;
     OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t) {
         if (0 == strcmp(sm->btl_component->btl_version.mca_component_name, "ofi")) {
-            mca_btl_ofi_module_t *m = mca_btl_ofi_module(sm->btl_module);
-            if (rank < m->job_size && NULL != m->endpoints[rank]) {
-                return m->endpoints[rank]->pid;
-            }
+            return mca_btl_ofi_module(sm->btl_module);
         }
     }
-    return 0;
+    return NULL;
+}
+
+/* A rank's pid as btl/ofi knows it (0 when it runs elsewhere). */
+static pid_t peer_pid(uint32_t rank)
+{
+    mca_btl_ofi_module_t *m = ofi_module();
+    if (NULL == m || rank >= m->job_size || NULL == m->endpoints[rank]) {
+        return 0;
+    }
+    return m->endpoints[rank]->pid;
 }
 
 /* Rank 1 returns after finalizing its BTLs (its caller leaves without the
@@ -450,15 +458,7 @@ int main(int argc, char **argv)
                 pause();
             }
         } else if (0 == strcmp(name, "module")) {
-            /* Found through the base: the component lives in a plugin. */
-            mca_btl_ofi_module_t *m = NULL;
-            mca_btl_base_selected_module_t *sm;
-            OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized,
-                               mca_btl_base_selected_module_t) {
-                if (0 == strcmp(sm->btl_component->btl_version.mca_component_name, "ofi")) {
-                    m = mca_btl_ofi_module(sm->btl_module);
-                }
-            }
+            mca_btl_ofi_module_t *m = ofi_module();
             if (NULL == m) {
                 FAIL("btl/ofi has no module");
             } else {

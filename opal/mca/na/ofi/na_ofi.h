@@ -269,6 +269,11 @@ int na_ofi_addr_deserialize(opal_na_class_t *cls, opal_na_addr_t **addr, const v
 /* The URI text of raw address bytes, into buf. */
 int na_ofi_addr_format(const na_ofi_class_t *oc, const uint8_t *addr, size_t len, char *buf,
                        size_t *size);
+/* Room for na_ofi_addr_name's text. */
+#define NA_OFI_ADDR_TEXT_MAX (NA_OFI_ADDR_MAX * 2 + 8)
+/* a's text for messages (buf of NA_OFI_ADDR_TEXT_MAX bytes), or "?";
+ * returns buf. */
+const char *na_ofi_addr_name(const na_ofi_class_t *oc, const na_ofi_addr_t *a, char *buf);
 /* The raw address bytes of a URI's component part; OPAL_ERR_BAD_PARAM
  * with the reason in why. */
 int na_ofi_addr_parse(const na_ofi_class_t *oc, const char *uri, uint8_t *addr, size_t *len,

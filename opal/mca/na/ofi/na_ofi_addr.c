@@ -185,6 +185,15 @@ void na_ofi_addr_table_free(na_ofi_class_t *oc)
 
 /* ------------------------------------------------------------ URI text */
 
+const char *na_ofi_addr_name(const na_ofi_class_t *oc, const na_ofi_addr_t *a, char *buf)
+{
+    size_t n = NA_OFI_ADDR_TEXT_MAX;
+    if (OPAL_SUCCESS != na_ofi_addr_format(oc, a->addr, a->addrlen, buf, &n)) {
+        strcpy(buf, "?");
+    }
+    return buf;
+}
+
 static void put_hex(char *out, const uint8_t *p, size_t n)
 {
     static const char digits[] = "0123456789abcdef";

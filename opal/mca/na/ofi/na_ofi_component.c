@@ -486,6 +486,25 @@ static bool owed_goodbye(const na_ofi_class_t *oc, na_ofi_addr_t *a)
            !atomic_load_explicit(&a->failed, memory_order_relaxed) && !own_shm_peer(oc, a);
 }
 
+/* One goodbye in flight: its context (whose owner is the record) and
+ * where it stands. */
+typedef struct bye_t {
+    na_ofi_fictx_t ctx;
+    na_ofi_addr_t *peer;
+    bool posted;
+    bool done;
+} bye_t;
+
+/* Counts a CQ entry's context when it is a goodbye not yet counted. */
+static void bye_completed(void *op_context, size_t *completed)
+{
+    na_ofi_fictx_t *fc = op_context;
+    if (NULL != fc && NA_OFI_FICTX_BYE == fc->kind && !((bye_t *) fc->owner)->done) {
+        ((bye_t *) fc->owner)->done = true;
+        ++*completed;
+    }
+}
+
 /* Before the endpoint closes: every live peer this class exchanged
  * messages or RMA with gets a goodbye (a header of tag NA_OFI_TAG_BYE and
  * nothing else), posted after everything the class sent it, so that the
@@ -498,24 +517,22 @@ static void say_goodbye(na_ofi_class_t *oc)
     if (!says_goodbye(oc)) {
         return;
     }
-    size_t count = 0;
+    size_t n = 0;
     for (size_t b = 0; b < NA_OFI_ADDR_BUCKETS; ++b) {
         for (na_ofi_addr_t *a = oc->buckets[b]; NULL != a; a = a->hash_next) {
-            count += owed_goodbye(oc, a);
+            n += owed_goodbye(oc, a);
         }
     }
-    if (0 == count) {
+    if (0 == n) {
         return;
     }
     na_ofi_uhdr_t hdr = {
         .tag = NA_OFI_TAG_BYE, .addrlen = (uint16_t) oc->self->addrlen, .addr = oc->self->addr};
     uint8_t *msg = malloc(NA_OFI_UHDR_MAX);
-    na_ofi_addr_t **peers = calloc(count, sizeof(*peers));
-    na_ofi_fictx_t *ctxs = calloc(count, sizeof(*ctxs));
-    bool *done = calloc(count, sizeof(*done));
+    bye_t *byes = calloc(n, sizeof(*byes));
     opal_common_ofi_mr_t mr = {0};
     size_t len = NULL == msg ? 0 : na_ofi_uhdr_encode(&hdr, msg, NA_OFI_UHDR_MAX);
-    if (0 == len || NULL == peers || NULL == ctxs || NULL == done ||
+    if (0 == len || NULL == byes ||
         (opal_common_ofi_needs_local_mr(&oc->ofi) &&
          OPAL_SUCCESS != opal_common_ofi_mr_register(&oc->ofi, msg, len, FI_SEND, &mr))) {
         opal_output_verbose(1, opal_na_base_output,
@@ -524,56 +541,43 @@ static void say_goodbye(na_ofi_class_t *oc)
                             oc->ofi.prov_name);
         goto out;
     }
-    size_t n = 0;
+    size_t k = 0;
     for (size_t b = 0; b < NA_OFI_ADDR_BUCKETS; ++b) {
-        for (na_ofi_addr_t *a = oc->buckets[b]; NULL != a && n < count; a = a->hash_next) {
+        for (na_ofi_addr_t *a = oc->buckets[b]; NULL != a && k < n; a = a->hash_next) {
             if (owed_goodbye(oc, a)) {
-                ctxs[n].kind = NA_OFI_FICTX_BYE;
-                peers[n++] = a;
+                byes[k].ctx.kind = NA_OFI_FICTX_BYE;
+                byes[k].ctx.owner = &byes[k];
+                byes[k++].peer = a;
             }
         }
     }
     const uint64_t deadline = opal_timer_ns() + (uint64_t) NA_OFI_BYE_WAIT_MS * 1000000u;
     size_t posted = 0, completed = 0;
-    bool *sent = calloc(n, sizeof(*sent));
-    if (NULL == sent) {
-        goto out;
-    }
     while (completed < n && opal_timer_ns() < deadline) {
-        for (size_t i = 0; i < n; ++i) {
-            if (sent[i]) {
+        for (bye_t *y = byes; y < byes + n; ++y) {
+            if (y->posted) {
                 continue;
             }
-            ssize_t rc = fi_send(oc->ofi.ep, msg, len, mr.desc, peers[i]->fi_addr, &ctxs[i].fi);
+            ssize_t rc = fi_send(oc->ofi.ep, msg, len, mr.desc, y->peer->fi_addr, &y->ctx.fi);
             if (0 == rc) {
-                sent[i] = true;
+                y->posted = true;
                 ++posted;
             } else if (-FI_EAGAIN != rc) {
                 /* Unreachable already: nothing to wait for. */
-                sent[i] = done[i] = true;
+                y->posted = y->done = true;
                 ++completed;
             }
         }
         struct fi_cq_tagged_entry e[16];
         ssize_t got = fi_cq_read(oc->ofi.cq, e, 16);
-        na_ofi_fictx_t *fc = NULL;
-        for (ssize_t k = 0; k < got; ++k) {
-            fc = e[k].op_context;
-            if (NULL != fc && fc >= ctxs && fc < ctxs + n && !done[fc - ctxs]) {
-                done[fc - ctxs] = true;
-                ++completed;
-            }
+        for (ssize_t i = 0; i < got; ++i) {
+            bye_completed(e[i].op_context, &completed);
         }
-        if (-FI_EAVAIL == got) {
-            struct fi_cq_err_entry err;
-            char text[256];
-            if (OPAL_SUCCESS == opal_common_ofi_cq_readerr(&oc->ofi, &err, text, sizeof(text))) {
-                fc = err.op_context;
-                if (NULL != fc && fc >= ctxs && fc < ctxs + n && !done[fc - ctxs]) {
-                    done[fc - ctxs] = true;
-                    ++completed;
-                }
-            }
+        struct fi_cq_err_entry err;
+        char text[256];
+        if (-FI_EAVAIL == got &&
+            OPAL_SUCCESS == opal_common_ofi_cq_readerr(&oc->ofi, &err, text, sizeof(text))) {
+            bye_completed(err.op_context, &completed);
         }
     }
     if (completed < n) {
@@ -582,12 +586,9 @@ static void say_goodbye(na_ofi_class_t *oc)
                             "complete within %d ms",
                             oc->ofi.prov_name, n - completed, n, posted, NA_OFI_BYE_WAIT_MS);
     }
-    free(sent);
 out:
     opal_common_ofi_mr_deregister(&mr);
-    free(done);
-    free(ctxs);
-    free(peers);
+    free(byes);
     free(msg);
 }
 

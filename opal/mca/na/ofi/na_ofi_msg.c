@@ -71,12 +71,8 @@ static int local_desc(na_ofi_class_t *oc, na_ofi_op_t *o, const void *buf, size_
 
 static int send_error(na_ofi_class_t *oc, const char *what, na_ofi_addr_t *a, ssize_t rc)
 {
-    char peer[NA_OFI_ADDR_MAX * 2 + 8];
-    size_t n = sizeof(peer);
-    if (OPAL_SUCCESS != na_ofi_addr_format(oc, a->addr, a->addrlen, peer, &n)) {
-        strcpy(peer, "?");
-    }
-    opal_common_ofi_error("na/ofi", &oc->ofi, what, peer, rc);
+    char peer[NA_OFI_ADDR_TEXT_MAX];
+    opal_common_ofi_error("na/ofi", &oc->ofi, what, na_ofi_addr_name(oc, a, peer), rc);
     return na_ofi_fi_error((int) -rc);
 }
 

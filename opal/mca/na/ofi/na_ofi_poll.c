@@ -105,14 +105,10 @@ void na_ofi_peer_failed(opal_na_class_t *cls, na_ofi_addr_t *peer, const char *w
         return;
     }
     if (!atomic_exchange_explicit(&peer->failed, true, memory_order_relaxed)) {
-        char text[NA_OFI_ADDR_MAX * 2 + 8];
-        size_t n = sizeof(text);
-        if (OPAL_SUCCESS != na_ofi_addr_format(oc, peer->addr, peer->addrlen, text, &n)) {
-            strcpy(text, "?");
-        }
+        char text[NA_OFI_ADDR_TEXT_MAX];
         opal_output_verbose(1, opal_na_base_output,
                             "na/ofi (%s): peer %s failed (%s): its pending receives fail too",
-                            oc->ofi.prov_name, text, why);
+                            oc->ofi.prov_name, na_ofi_addr_name(oc, peer, text), why);
         oc->ofi.peer_lost = true;
     }
     withdraw_receives(oc, peer);
@@ -150,12 +146,9 @@ static void gone_notify(opal_na_class_t *cls)
         if (NULL == a) {
             return;
         }
-        char text[NA_OFI_ADDR_MAX * 2 + 8], why[sizeof(text) + 64];
-        size_t n = sizeof(text);
-        if (OPAL_SUCCESS != na_ofi_addr_format(oc, a->addr, a->addrlen, text, &n)) {
-            strcpy(text, "?");
-        }
-        snprintf(why, sizeof(why), "na/ofi (%s): %s finalized", oc->ofi.prov_name, text);
+        char text[NA_OFI_ADDR_TEXT_MAX], why[NA_OFI_ADDR_TEXT_MAX + 64];
+        snprintf(why, sizeof(why), "na/ofi (%s): %s finalized", oc->ofi.prov_name,
+                 na_ofi_addr_name(oc, a, text));
         opal_output_verbose(10, opal_na_base_output, "%s", why);
         opal_na_base_peer_gone(cls, (opal_na_addr_t *) a, true, why);
         OPAL_THREAD_LOCK(&oc->lock);
