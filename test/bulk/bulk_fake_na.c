@@ -645,6 +645,7 @@ opal_na_class_t *fake_na_open(const fake_na_opts_t *opts)
     cls->ops = opts->rma ? &fake_ops_rma : &fake_ops_no_rma;
     cls->protocol = strdup("fake");
     cls->plugin = e;
+    opal_na_base_read_limits(cls);
     eps[e->ep] = e;
     return cls;
 }

@@ -219,6 +219,12 @@ struct opal_na_class_t {
     void *peer_gone_arg;
     /* Base: unexpected messages for contexts that did not exist. */
     _Atomic uint64_t unknown_context_count;
+    /* Base: the component's limits, read once it has opened the class
+     * (they do not change after), so that every send checks against them
+     * without three calls through the ops table. */
+    size_t max_unexpected_size;
+    size_t max_expected_size;
+    opal_na_tag_t max_tag;
 };
 
 /* ------------------------------------------------------------ the contract */

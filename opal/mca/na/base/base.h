@@ -277,6 +277,12 @@ static inline bool opal_na_base_op_cancel_mark(opal_na_op_id_t *op)
  * id). */
 OPAL_DECLSPEC void opal_na_base_unknown_context(opal_na_class_t *cls, uint8_t id);
 
+/* Reads the component's limits into cls (max_unexpected_size,
+ * max_expected_size, max_tag), once cls->plugin is set; the class's
+ * opening does it, and whoever builds a class by hand (a test's fake
+ * component) calls it too. */
+OPAL_DECLSPEC void opal_na_base_read_limits(opal_na_class_t *cls);
+
 /* The context of cls with id, or NULL. Components use it to deliver to
  * the right queue. */
 static inline opal_na_context_t *opal_na_base_context_get(opal_na_class_t *cls, uint8_t id)

@@ -155,6 +155,7 @@ int opal_na_initialize_opt(const char *info, bool listen, const opal_na_init_inf
                             c->ops->name, info, opal_strerror(rc));
         goto out;
     }
+    opal_na_base_read_limits(c);
     opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, opal_na_base_output,
                         "na: \"%s\" opened by component %s%s", info, c->ops->name,
                         listen ? " (listening)" : "");
@@ -170,6 +171,13 @@ out:
         (void) mca_base_framework_close(&opal_na_base_framework);
     }
     return rc;
+}
+
+void opal_na_base_read_limits(opal_na_class_t *cls)
+{
+    cls->max_unexpected_size = cls->ops->msg_get_max_unexpected_size(cls);
+    cls->max_expected_size = cls->ops->msg_get_max_expected_size(cls);
+    cls->max_tag = cls->ops->msg_get_max_tag(cls);
 }
 
 int opal_na_finalize(opal_na_class_t *cls)

@@ -15,17 +15,17 @@
 
 size_t opal_na_msg_get_max_unexpected_size(const opal_na_class_t *cls)
 {
-    return cls->ops->msg_get_max_unexpected_size(cls);
+    return cls->max_unexpected_size;
 }
 
 size_t opal_na_msg_get_max_expected_size(const opal_na_class_t *cls)
 {
-    return cls->ops->msg_get_max_expected_size(cls);
+    return cls->max_expected_size;
 }
 
 opal_na_tag_t opal_na_msg_get_max_tag(const opal_na_class_t *cls)
 {
-    return cls->ops->msg_get_max_tag(cls);
+    return cls->max_tag;
 }
 
 void *opal_na_msg_buf_alloc(opal_na_class_t *cls, size_t size, void **plugin_data)
@@ -65,8 +65,8 @@ static int check_msg(opal_na_class_t *cls, const void *buf, size_t size, size_t 
         return OPAL_ERR_BAD_PARAM;
     }
     if (has_tag) {
-        opal_na_tag_t max = cls->ops->msg_get_max_tag(cls);
-        if (tag > max) {
+        opal_na_tag_t max = cls->max_tag;
+        if (OPAL_UNLIKELY(tag > max)) {
             opal_output(0, "na: %s: tag %u is above the class's max tag %u", cls->protocol, tag,
                         max);
             return OPAL_ERR_BAD_PARAM;
@@ -84,8 +84,7 @@ int opal_na_msg_send_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, op
     if (NULL == cls || NULL == dest) {
         return OPAL_ERR_BAD_PARAM;
     }
-    int rc = check_msg(cls, buf, size, cls->ops->msg_get_max_unexpected_size(cls), "unexpected",
-                       true, tag);
+    int rc = check_msg(cls, buf, size, cls->max_unexpected_size, "unexpected", true, tag);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -112,8 +111,7 @@ int opal_na_msg_inject_unexpected(opal_na_class_t *cls, opal_na_context_t *ctx, 
     if (NULL == cls->ops->msg_inject_unexpected) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    int rc = check_msg(cls, buf, size, cls->ops->msg_get_max_unexpected_size(cls), "unexpected",
-                       true, tag);
+    int rc = check_msg(cls, buf, size, cls->max_unexpected_size, "unexpected", true, tag);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
@@ -148,8 +146,7 @@ int opal_na_msg_send_expected(opal_na_class_t *cls, opal_na_context_t *ctx, opal
     if (NULL == cls || NULL == dest) {
         return OPAL_ERR_BAD_PARAM;
     }
-    int rc =
-        check_msg(cls, buf, size, cls->ops->msg_get_max_expected_size(cls), "expected", true, tag);
+    int rc = check_msg(cls, buf, size, cls->max_expected_size, "expected", true, tag);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
