@@ -129,6 +129,12 @@ int opal_modex_recv(uint32_t peer, const char *key, void **value, size_t *size, 
     return hooks->rte_modex_get(peer, key, value, size, timeout_ns);
 }
 
+bool opal_rte_peer_finalized(uint32_t peer)
+{
+    const opal_rte_hooks_t *hooks = atomic_load_explicit(&installed, memory_order_acquire);
+    return NULL != hooks && NULL != hooks->rte_peer_finalized && hooks->rte_peer_finalized(peer);
+}
+
 int opal_fence(bool collect)
 {
     const opal_rte_hooks_t *hooks = current("opal_fence");

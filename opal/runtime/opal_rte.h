@@ -43,7 +43,8 @@ typedef enum {
 /* Wait forever in opal_modex_recv. */
 #define OPAL_MODEX_WAIT_FOREVER ((int64_t) -1)
 
-/* What a runtime provides. Every entry is required. */
+/* What a runtime provides. Every entry is required but
+ * rte_peer_finalized. */
 typedef struct opal_rte_hooks_t {
     /* Names the runtime in messages ("ess/pmix"). */
     const char *rte_name;
@@ -65,6 +66,11 @@ typedef struct opal_rte_hooks_t {
      * 8 bits, 1 when those are 0), after printing message. Returns only
      * when that could not be done. */
     int (*rte_abort)(int status, const char *message);
+    /* Optional (NULL: the runtime cannot say). Whether peer, a process of
+     * this job on this node, finalized the runtime; answered from this
+     * node alone, at once, never waiting for the launcher (a BTL asks
+     * from its progress when it sees the peer's process gone). */
+    bool (*rte_peer_finalized)(uint32_t peer);
 } opal_rte_hooks_t;
 
 /* Installs hooks (the table is copied). OPAL_ERR_EXISTS when a runtime is
@@ -99,6 +105,13 @@ OPAL_DECLSPEC int opal_modex_recv(uint32_t peer, const char *key, void **value, 
 /* Waits until every process of the job has entered the fence, committing
  * first; with collect, every peer's data is brought here. */
 OPAL_DECLSPEC int opal_fence(bool collect);
+
+/* Whether peer (a process of this job on this node) finalized the
+ * runtime: for a BTL that sees a peer's process gone without having heard
+ * a goodbye from it, to tell a finalize from a crash. Asks the runtime's
+ * rte_peer_finalized; false without a runtime or when it cannot say.
+ * While the peer runs, false only means "not yet". */
+OPAL_DECLSPEC bool opal_rte_peer_finalized(uint32_t peer);
 
 /* Stops the job with status after printing the message (printf-style).
  * Without a runtime, prints the message and returns

@@ -5,9 +5,12 @@
  */
 #include "opal/opal_config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opal/mca/base/mca_base_framework.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -28,6 +31,43 @@ orte_process_info_t orte_process_info;
 
 static int init_count = 0;
 static orte_ess_base_module_t *ess_module = NULL;
+
+/* A process that finalizes leaves <session dir>/finalized.<rank> behind,
+ * in the directory its node's processes of the job share (removed with
+ * it when the job ends): a peer's BTL that sees its process gone without
+ * a goodbye looks for it (opal_rte_peer_finalized), on this node alone,
+ * never asking the launcher, which may be slow or stopped. */
+static bool finalized_path(uint32_t rank, char *path, size_t size)
+{
+    if ('\0' == orte_process_info.session_dir[0] || rank >= orte_process_info.size) {
+        return false;
+    }
+    int n = snprintf(path, size, "%s/finalized.%" PRIu32, orte_process_info.session_dir, rank);
+    return n > 0 && (size_t) n < size;
+}
+
+static bool peer_finalized(uint32_t peer)
+{
+    char path[ORTE_PATH_MAX + 32];
+    return finalized_path(peer, path, sizeof(path)) && 0 == access(path, F_OK);
+}
+
+static void mark_finalized(void)
+{
+    char path[ORTE_PATH_MAX + 32];
+    if (!finalized_path(orte_process_info.my_name.vpid, path, sizeof(path))) {
+        return;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        opal_output_verbose(MCA_BASE_VERBOSE_COMPONENT, orte_ess_base_framework.framework_output,
+                            "orte_finalize: cannot leave %s (peers will take this process's "
+                            "exit for a failure): %s",
+                            path, strerror(errno));
+        return;
+    }
+    close(fd);
+}
 
 static int describe_job_to_opal(void)
 {
@@ -73,7 +113,11 @@ int orte_init(int *argc, char ***argv)
     }
     snprintf(orte_process_info.ess_name, sizeof(orte_process_info.ess_name), "%s",
              component->mca_component_name);
-    rc = opal_rte_install(&ess_module->ess_rte);
+    opal_rte_hooks_t hooks = ess_module->ess_rte;
+    if (NULL == hooks.rte_peer_finalized) {
+        hooks.rte_peer_finalized = peer_finalized;
+    }
+    rc = opal_rte_install(&hooks);
     if (OPAL_SUCCESS != rc) {
         goto fail_module;
     }
@@ -126,6 +170,8 @@ int orte_finalize(void)
     if (--init_count > 0) {
         return OPAL_SUCCESS;
     }
+    /* Before the launcher hears of it: the process may be gone at once. */
+    mark_finalized();
     opal_proc_finalize();
     (void) opal_rte_uninstall();
     int rc = ess_module->ess_finalize();

@@ -230,36 +230,54 @@ END_TEST
 
 /* ------------------------------------------------------------ goodbye */
 
-/* Rank 1 sends 30 messages and finalizes while rank 0 receives: its
+/* Rank 1 sends messages (count) and finalizes while rank 0 receives: its
  * goodbye comes after them, so rank 0 hears PEER_CLOSED once all came,
- * and rank 1's exit, which rank 0's liveness check sees, is no failure. */
-static void closed_case(const char *provider)
+ * and rank 1's exit, which rank 0's liveness check sees, is no failure.
+ * With no message there is no goodbye (none is said to a peer never
+ * spoken with): rank 0's liveness check sees rank 1 gone and the runtime
+ * says it finalized, which is PEER_CLOSED too. */
+static void closed_case(const char *provider, const char *count)
 {
     if (!provider_here(provider)) {
         return;
     }
     const char *mca[] = {"--mca", "ofi_provider_include", provider, NULL};
-    const char *args[] = {"closed", "30", NULL};
+    const char *args[] = {"closed", count, NULL};
     mcarun_run_t run;
     run_ofi_rank(&run, "self,ofi", mca, 2, args);
     expect_ok(&run, 2, "closed");
     char line[160];
     snprintf(line, sizeof(line), "rank 0: PEER_CLOSED: btl/ofi (%s): rank 1 ", provider);
     ck_assert_msg(btl_suite_has(run.out, line), "no goodbye heard:\n%s", run.out);
-    ck_assert(btl_suite_has(run.out, "rank 0: 30 messages, then PEER_CLOSED once, and no failure "
-                                     "at its exit; a send after: "));
+    snprintf(line, sizeof(line),
+             "rank 0: %s messages, then PEER_CLOSED once, and no failure at its exit; a send "
+             "after: ",
+             count);
+    ck_assert_msg(btl_suite_has(run.out, line), "%s", run.out);
     mcarun_test_run_free(&run);
 }
 
 START_TEST(finalized_peer_is_closed_not_failed_over_tcp)
 {
-    closed_case("tcp;ofi_rxm");
+    closed_case("tcp;ofi_rxm", "30");
 }
 END_TEST
 
 START_TEST(finalized_peer_is_closed_not_failed_over_shm)
 {
-    closed_case("shm");
+    closed_case("shm", "30");
+}
+END_TEST
+
+START_TEST(finalized_peer_never_spoken_with_is_closed_not_failed_over_tcp)
+{
+    closed_case("tcp;ofi_rxm", "0");
+}
+END_TEST
+
+START_TEST(finalized_peer_never_spoken_with_is_closed_not_failed_over_shm)
+{
+    closed_case("shm", "0");
 }
 END_TEST
 
@@ -383,6 +401,8 @@ int main(void)
     OPAL_TEST_ADD(s, sleeper_without_a_wait_fd_is_woken_by_the_polling_timer);
     OPAL_TEST_ADD(s, finalized_peer_is_closed_not_failed_over_tcp);
     OPAL_TEST_ADD(s, finalized_peer_is_closed_not_failed_over_shm);
+    OPAL_TEST_ADD(s, finalized_peer_never_spoken_with_is_closed_not_failed_over_tcp);
+    OPAL_TEST_ADD(s, finalized_peer_never_spoken_with_is_closed_not_failed_over_shm);
     OPAL_TEST_ADD(s, without_rdma_flags_the_multiplexer_sends_only);
     OPAL_TEST_ADD(s, sizes_over_multi_receive_buffers);
     OPAL_TEST_ADD(s, order_over_multi_receive_buffers);

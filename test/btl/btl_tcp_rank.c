@@ -34,6 +34,12 @@
  *                                calls) while rank 2 connects and sends:
  *                                rank 0 must accept it and read its
  *                                message before the ping-pong ends
+ *   btl_tcp_rank departed        rank 1 finalizes and exits without ever
+ *                                sending: with no connection there is no
+ *                                goodbye, and rank 0's liveness check,
+ *                                which sees rank 1's process gone, must
+ *                                report it closed (the runtime says it
+ *                                finalized), never failed
  *   btl_tcp_rank sleepyreader N  rank 1 sleeps while rank 0's N messages
  *                                fill its socket, then reads them in
  *                                passes of btl_tcp_recv_budget: the pass
@@ -81,6 +87,8 @@
 static uint32_t my_rank;
 static bool failed_peer[2];
 static char failed_info[512];
+static unsigned closed_count[2];
+static char closed_info[512];
 static bool done_received;
 static uint32_t done_count;
 static uint8_t handle_msg[256];
@@ -117,7 +125,12 @@ static void error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const opa
 {
     (void) btl;
     if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
-        return; /* it finalized: not a failure */
+        /* It finalized: not a failure. */
+        if (NULL != errproc && errproc->proc_name.vpid < 2) {
+            ++closed_count[errproc->proc_name.vpid];
+            snprintf(closed_info, sizeof(closed_info), "%s", NULL != info ? info : "");
+        }
+        return;
     }
     if (NULL != errproc && errproc->proc_name.vpid < 2 && !failed_peer[errproc->proc_name.vpid]) {
         failed_peer[errproc->proc_name.vpid] = true;
@@ -907,16 +920,50 @@ static bool run_forged(void)
     return send_am(0, TAG_DONE, "done", 4) && !broken;
 }
 
+/* Rank 1 leaves at once (its caller skips the last fence, as rank 0
+ * does, which waits for it to be gone). */
+static bool run_departed(void)
+{
+    if (1 == my_rank) {
+        return true;
+    }
+    while (0 == closed_count[1] && !failed_peer[1]) {
+        opal_progress();
+        if (opal_timer_ns() > deadline_ns) {
+            fail("rank 1 was neither closed nor dropped within the deadline");
+            return false;
+        }
+    }
+    /* Its exit is seen once: nothing more may come. */
+    uint64_t settle = opal_timer_ns() + 500000000ull;
+    while (opal_timer_ns() < settle) {
+        opal_progress();
+    }
+    if (failed_peer[1] || 1 != closed_count[1]) {
+        fail("rank 1: %u PEER_CLOSED, %s", closed_count[1],
+             failed_peer[1] ? "and a failure" : "no failure");
+        return false;
+    }
+    say("closed rank 1 once, no failure: %s", closed_info);
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (0 == strcmp(argv[1], "intruder") && argc < 3) ||
+    static const char *const known[] = {"intruder",   "forged",    "sockopts",     "slowreader",
+                                        "crossflood", "latecomer", "sleepyreader", "departed"};
+    bool is_known = false;
+    for (size_t i = 0; argc >= 2 && i < sizeof(known) / sizeof(known[0]); ++i) {
+        is_known = is_known || 0 == strcmp(argv[1], known[i]);
+    }
+    if (!is_known || (0 == strcmp(argv[1], "intruder") && argc < 3) ||
         (0 == strcmp(argv[1], "sockopts") && argc < 6) ||
         ((0 == strcmp(argv[1], "slowreader") || 0 == strcmp(argv[1], "crossflood") ||
           0 == strcmp(argv[1], "sleepyreader")) &&
          argc < 3)) {
         fprintf(stderr, "usage: btl_tcp_rank intruder KIND | forged | sockopts IDLE INTVL "
                         "PROBES USER_MS | slowreader N | crossflood N | sleepyreader N | "
-                        "latecomer\n");
+                        "latecomer | departed\n");
         return 2;
     }
     deadline_ns = opal_timer_ns() + UINT64_C(60) * 1000000000u;
@@ -942,8 +989,11 @@ int main(int argc, char **argv)
                       : 0 == strcmp(argv[1], "slowreader")   ? run_slowreader(argv[2])
                       : 0 == strcmp(argv[1], "crossflood")   ? run_crossflood(argv[2])
                       : 0 == strcmp(argv[1], "sleepyreader") ? run_sleepyreader(argv[2])
+                      : 0 == strcmp(argv[1], "departed")     ? run_departed()
                                                              : run_intruder(argv[2]);
-            ok = OPAL_SUCCESS == opal_fence(false) && ok;
+            if (0 != strcmp(argv[1], "departed")) {
+                ok = OPAL_SUCCESS == opal_fence(false) && ok;
+            }
             status = ok ? 0 : 1;
         }
         (void) mca_btl_base_finalize();

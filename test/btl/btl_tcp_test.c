@@ -158,6 +158,15 @@ START_TEST(a_silent_connection_is_closed_at_its_deadline_while_the_owner_sleeps)
 }
 END_TEST
 
+START_TEST(a_peer_that_finalizes_without_a_connection_is_closed_not_failed)
+{
+    /* No connection, so no goodbye: rank 0 sees rank 1's process gone,
+     * and the runtime says it finalized. */
+    const char *args[] = {"departed", NULL};
+    tcp_rank(args, "rank 0: closed rank 1 once, no failure: btl/tcp: rank 1 (on ");
+}
+END_TEST
+
 START_TEST(forged_handles_are_refused_by_the_owner)
 {
     const char *args[] = {"forged", NULL};
@@ -434,6 +443,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_status_where_none_belongs_drops_the_peer);
     OPAL_TEST_ADD(s, a_handshake_from_another_job_is_refused_and_said_once);
     OPAL_TEST_ADD(s, a_silent_connection_is_closed_at_its_deadline_while_the_owner_sleeps);
+    OPAL_TEST_ADD(s, a_peer_that_finalizes_without_a_connection_is_closed_not_failed);
     OPAL_TEST_ADD(s, forged_handles_are_refused_by_the_owner);
     OPAL_TEST_ADD(s, keepalive_and_user_timeout_are_set_on_every_connection);
     OPAL_TEST_ADD(s, keepalive_settings_outside_the_kernels_bounds_are_said_and_bounded);

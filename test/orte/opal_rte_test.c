@@ -203,6 +203,32 @@ START_TEST(uninstall_makes_entries_not_initialized_again)
 }
 END_TEST
 
+static uint32_t asked_peer;
+static bool answer_finalized(uint32_t peer)
+{
+    asked_peer = peer;
+    return 1 == peer;
+}
+
+START_TEST(peer_finalized_is_the_runtimes_answer_or_no)
+{
+    /* Without a runtime, or with one that cannot say: no. */
+    ck_assert(!opal_rte_peer_finalized(1));
+    ck_assert_int_eq(opal_rte_install(&fake_rte_hooks), OPAL_SUCCESS);
+    ck_assert(!opal_rte_peer_finalized(1));
+    ck_assert_int_eq(opal_rte_uninstall(), OPAL_SUCCESS);
+    /* The hook is optional; with one, its answer. */
+    opal_rte_hooks_t hooks = fake_rte_hooks;
+    hooks.rte_peer_finalized = answer_finalized;
+    ck_assert_int_eq(opal_rte_install(&hooks), OPAL_SUCCESS);
+    ck_assert(opal_rte_peer_finalized(1));
+    ck_assert(!opal_rte_peer_finalized(2));
+    ck_assert_uint_eq(asked_peer, 2);
+    /* Never through the modex, which may wait for the launcher. */
+    ck_assert_int_eq(fake_rte_calls.get, 0);
+}
+END_TEST
+
 static Suite *rte_suite(void)
 {
     Suite *s = suite_create("opal_rte");
@@ -228,6 +254,7 @@ static Suite *rte_suite(void)
     ADD(fence_passes_collect_through);
     ADD(abort_formats_the_message_for_the_runtime);
     ADD(uninstall_makes_entries_not_initialized_again);
+    ADD(peer_finalized_is_the_runtimes_answer_or_no);
 #undef ADD
     return s;
 }

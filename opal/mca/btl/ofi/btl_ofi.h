@@ -236,6 +236,9 @@ typedef struct mca_btl_base_endpoint_t {
     bool failed;
     /* This process's goodbye to it is posted (finalize). */
     bool bye_sent;
+    /* The liveness check saw its process gone; the next check decides
+     * (its goodbye may not have been read yet). */
+    bool exit_seen;
     uint32_t send_seq;
     uint32_t recv_seq;
     /* Messages injected since the last one posted with a completion, and

@@ -264,12 +264,24 @@ void mca_btl_ofi_liveness_check(mca_btl_ofi_module_t *module)
         return;
     }
     module->next_liveness_ns = now + (uint64_t) interval_ms * 1000000u;
+    /* A peer this process exchanged messages with says goodbye in their
+     * sequence as it finalizes (not over verbs), and its exit may be seen
+     * before that goodbye is read: it gets one more interval. */
+    const bool goodbyes = !opal_common_ofi_provider_listed("verbs", module->ofi.prov_name, NULL);
     for (uint32_t r = 0; r < module->job_size; ++r) {
         mca_btl_ofi_endpoint_t *ep = module->endpoints[r];
-        if (NULL == ep || 0 == ep->pid || ep->failed) {
+        if (NULL == ep || 0 == ep->pid || ep->failed || !opal_pid_exited(ep->pid)) {
             continue;
         }
-        if (opal_pid_exited(ep->pid)) {
+        if (goodbyes && (0 != ep->send_seq || 0 != ep->recv_seq) && !ep->exit_seen) {
+            ep->exit_seen = true;
+            continue;
+        }
+        /* No goodbye came (none is said to a peer never spoken with, nor
+         * over verbs): the runtime says whether it finalized. */
+        if (opal_rte_peer_finalized(r)) {
+            mca_btl_ofi_peer_closed(module, ep);
+        } else {
             char what[96];
             snprintf(what, sizeof(what), "its process (pid %d) has exited", (int) ep->pid);
             mca_btl_ofi_peer_failed(module, ep, what);

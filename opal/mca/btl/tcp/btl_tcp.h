@@ -178,8 +178,12 @@ typedef struct mca_btl_base_endpoint_t {
     /* The peer's pid when it shares this process's pid space (and is not
      * this process): its exit is seen without a connection. 0 otherwise. */
     pid_t watch_pid;
-    /* The peer said BYE: its end of the connection is no failure. */
+    /* The peer said BYE (or finalized without a connection to say it
+     * on): its end is no failure. */
     bool said_bye;
+    /* The liveness check saw its process gone while connected: the next
+     * check decides (its goodbye may not have been read yet). */
+    bool exit_seen;
     /* Watched for EPOLLOUT (something queued the socket did not take). */
     bool want_out;
     uint64_t connect_deadline_ns;

@@ -682,20 +682,36 @@ int mca_btl_tcp_incoming_ready(mca_btl_tcp_module_t *module, mca_btl_tcp_pollabl
     return 1;
 }
 
-/* Looks at the watched peers' processes: one that exited is the peer's
- * failure, whether a connection to it exists or not (without one nothing
- * else would tell). A peer that said goodbye or is gone is watched no
- * more; one that the upper layer deleted is not looked at while it is.
- * module->watched becomes the count still watched (0 stops the timer). */
+/* Looks at the watched peers' processes: one that exited is gone,
+ * whether a connection to it exists or not (without one nothing else
+ * would tell). Over a connection its goodbye or its end of the socket
+ * says how it left, and the exit may be seen before those are read: it is
+ * given one more interval. Then, or at once without a connection, a peer
+ * of this job that finalized (opal_rte_peer_finalized) is reported
+ * closed, any other failed. A peer that said goodbye or is gone is
+ * watched no more; one that the upper layer deleted is not looked at
+ * while it is. module->watched becomes the count still watched (0 stops
+ * the timer). */
 static void liveness_check(mca_btl_tcp_module_t *module)
 {
     for (mca_btl_tcp_endpoint_t *ep = module->ep_list; NULL != ep; ep = ep->next_ep) {
-        if (0 != ep->watch_pid && ep->added && !ep->said_bye && MCA_BTL_TCP_EP_GONE != ep->state &&
-            opal_pid_exited(ep->watch_pid)) {
-            char what[96];
-            snprintf(what, sizeof(what), "its process (pid %d) has exited", (int) ep->watch_pid);
-            mca_btl_tcp_peer_failed(ep, what);
+        if (0 == ep->watch_pid || !ep->added || ep->said_bye || MCA_BTL_TCP_EP_GONE == ep->state ||
+            !opal_pid_exited(ep->watch_pid)) {
+            continue;
         }
+        if (MCA_BTL_TCP_EP_CONNECTED == ep->state && !ep->exit_seen) {
+            ep->exit_seen = true;
+            continue;
+        }
+        char what[96];
+        if (ep->rank < module->job_size && opal_rte_peer_finalized(ep->rank)) {
+            snprintf(what, sizeof(what), "its process (pid %d) exited after it finalized",
+                     (int) ep->watch_pid);
+            ep->said_bye = true;
+        } else {
+            snprintf(what, sizeof(what), "its process (pid %d) has exited", (int) ep->watch_pid);
+        }
+        mca_btl_tcp_peer_failed(ep, what);
     }
     /* Counted after: an error callback may have added endpoints. */
     uint32_t watched = 0;
