@@ -82,7 +82,7 @@ static const char *const mca_args[] = {"--mca", "ofi_provider_include", BTL_OFI_
 #define SEQ_MODE       "sequence in the CQ data"
 #endif
 
-#define OFI_SUITE_CASES (BTL_SUITE_ALL | BTL_SUITE_UNREAPED)
+#define OFI_SUITE_CASES (BTL_SUITE_ALL | BTL_SUITE_UNREAPED | BTL_SUITE_DEPARTED)
 
 static btl_suite_t ofi_suite = {
     .name = BTL_OFI_SUITE_NAME,

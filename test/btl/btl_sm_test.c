@@ -16,7 +16,7 @@ static const btl_suite_t sm_suite = {
     .name = "btl_sm",
     .btl = "self,sm",
     .between_ranks = "sm",
-    .cases = BTL_SUITE_ALL | BTL_SUITE_UNREAPED,
+    .cases = BTL_SUITE_ALL | BTL_SUITE_UNREAPED | BTL_SUITE_DEPARTED,
 };
 
 /* The job failed in add_procs; the first rank to fail (mcarun then stops

@@ -27,7 +27,7 @@ static btl_suite_t tcp_suite = {
     .name = "btl_tcp",
     .btl = "self,tcp",
     .between_ranks = "tcp",
-    .cases = BTL_SUITE_ALL | BTL_SUITE_UNREAPED | BTL_SUITE_PIDNS,
+    .cases = BTL_SUITE_ALL | BTL_SUITE_UNREAPED | BTL_SUITE_PIDNS | BTL_SUITE_DEPARTED,
 };
 
 START_TEST(tcp_stands_aside_on_one_node_unless_named)

@@ -55,6 +55,9 @@ static const btl_test_case_t cases[] = {
     {"unreaped", btl_test_case_unreaped,
      "the last rank dies idle when the test says (BTL_TEST_MARK_DIR/go) and stays a zombie; "
      "the others get the error callback and say so in BTL_TEST_MARK_DIR"},
+    {"departed", btl_test_case_departed,
+     "the last rank finalizes and exits without a word to anyone; the others hear it closed "
+     "(finalized), never failed"},
     {"portdown", btl_test_case_portdown,
      "TRANSPORT COMMAND: one of two modules to the peer fails (COMMAND); its error callback "
      "names it, the other goes on"},
@@ -288,7 +291,8 @@ static bool barrier_complete(void *arg)
 {
     (void) arg;
     for (uint32_t r = 0; r < btl_test.size; ++r) {
-        if (r != btl_test.rank && !btl_test.failed[r] && barriers_from[r] < barrier_epoch) {
+        if (r != btl_test.rank && !btl_test.failed[r] && !btl_test.closed[r] &&
+            barriers_from[r] < barrier_epoch) {
             return false;
         }
     }
@@ -308,7 +312,7 @@ bool btl_test_barrier(void)
     in_barrier = true;
     bool ok = true;
     for (uint32_t r = 0; ok && r < btl_test.size; ++r) {
-        if (r != btl_test.rank && !btl_test.failed[r] &&
+        if (r != btl_test.rank && !btl_test.failed[r] && !btl_test.closed[r] &&
             !btl_test_control_send(r, BTL_TEST_CTL_BARRIER, NULL, 0)) {
             ok = false;
         }
@@ -385,7 +389,11 @@ void btl_test_error_cb(struct mca_btl_base_module_t *btl, int32_t flags, const o
                        const char *info)
 {
     if (0 != (flags & MCA_BTL_ERROR_FLAGS_PEER_CLOSED)) {
-        return; /* a peer that finalized: not a failure */
+        /* A peer that finalized: not a failure. */
+        if (NULL != errproc && errproc->proc_name.vpid < btl_test.size) {
+            btl_test.closed[errproc->proc_name.vpid] = true;
+        }
+        return;
     }
     if (NULL == errproc || errproc->proc_name.vpid >= btl_test.size) {
         btl_test_say("error callback from %s (flags 0x%x) without a peer: %s",
@@ -479,11 +487,13 @@ int main(int argc, char **argv)
     btl_test.rank = job->my_name.vpid;
     btl_test.size = job->size;
     btl_test.failed = calloc(job->size, sizeof(bool));
+    btl_test.closed = calloc(job->size, sizeof(bool));
     barriers_from = calloc(job->size, sizeof(uint64_t));
     OBJ_CONSTRUCT(&control_queue, opal_list_t);
     int status = 0;
-    int rc = NULL == btl_test.failed || NULL == barriers_from ? OPAL_ERR_OUT_OF_RESOURCE
-                                                              : register_tags();
+    int rc = NULL == btl_test.failed || NULL == btl_test.closed || NULL == barriers_from
+                 ? OPAL_ERR_OUT_OF_RESOURCE
+                 : register_tags();
     if (OPAL_SUCCESS == rc) {
         rc = mca_btl_base_init(false, false);
         if (OPAL_SUCCESS != rc) {
@@ -508,8 +518,9 @@ int main(int argc, char **argv)
         }
         if (0 == status && OPAL_SUCCESS == rc) {
             bool ok = test->run(argc, argv);
-            /* Nobody finalizes while a peer may still need it. */
-            ok = btl_test_barrier() && ok && !btl_test.broken;
+            /* Nobody finalizes while a peer may still need it (but the
+             * rank that leaves on purpose). */
+            ok = (btl_test.leaving || btl_test_barrier()) && ok && !btl_test.broken;
             status = ok ? 0 : 1;
         }
         (void) mca_btl_base_finalize();
@@ -523,6 +534,7 @@ int main(int argc, char **argv)
     btl_test_tags_release();
     free(barriers_from);
     free(btl_test.failed);
+    free(btl_test.closed);
     (void) orte_finalize();
     if (0 == status) {
         btl_test_say("%s ok", test->name);

@@ -47,6 +47,10 @@ typedef struct btl_test_t {
     bool broken;
     /* A peer failing is what the case expects (killed): waits go on. */
     bool expect_failures;
+    /* Ranks that reported finalizing (PEER_CLOSED): left out of barriers. */
+    bool *closed;
+    /* This rank leaves without the last barrier (departed). */
+    bool leaving;
 } btl_test_t;
 
 extern btl_test_t btl_test;
@@ -163,6 +167,7 @@ bool btl_test_case_rdma(int argc, char **argv);
 bool btl_test_case_rdma_again(int argc, char **argv);
 bool btl_test_case_killed(int argc, char **argv);
 bool btl_test_case_unreaped(int argc, char **argv);
+bool btl_test_case_departed(int argc, char **argv);
 int btl_test_killed_register(void);
 bool btl_test_case_portdown(int argc, char **argv);
 bool btl_test_case_linkdown(int argc, char **argv);

@@ -229,3 +229,51 @@ bool btl_test_case_unreaped(int argc, char **argv)
     btl_test_say("heard of the loss of rank %" PRIu32, victim);
     return true;
 }
+
+/* ------------------------------------------------------ the departed case */
+
+static bool departed_heard(void *arg)
+{
+    (void) arg;
+    return btl_test.closed[btl_test.size - 1];
+}
+
+/*
+ * The departed case: the last rank finalizes and exits at once, having
+ * sent nothing to anyone, so no BTL has a goodbye of it (btl/tcp has no
+ * connection to say one on; btl/ofi says none to peers it never spoke
+ * with; btl/verbs says none at all). The others see its process gone and
+ * must report it closed, as the runtime says it finalized, and never
+ * failed; then they finish without it.
+ */
+bool btl_test_case_departed(int argc, char **argv)
+{
+    (void) argc;
+    (void) argv;
+    uint32_t last = btl_test.size - 1;
+    if (btl_test.size < 2) {
+        btl_test_fail("the departed case needs at least 2 ranks");
+        return false;
+    }
+    if (btl_test.rank == last) {
+        btl_test.leaving = true;
+        btl_test_say("leaves without a word");
+        return true;
+    }
+    char what[64];
+    snprintf(what, sizeof(what), "a PEER_CLOSED for rank %" PRIu32, last);
+    if (!btl_test_wait(departed_heard, NULL, what)) {
+        return false;
+    }
+    /* Its exit is seen once: no failure may follow. */
+    uint64_t settle = opal_timer_ns() + 500000000ull;
+    while (opal_timer_ns() < settle) {
+        opal_progress();
+    }
+    if (btl_test.failed[last]) {
+        btl_test_fail("rank %" PRIu32 " was reported failed after it finalized", last);
+        return false;
+    }
+    btl_test_say("heard rank %" PRIu32 " finalized, no failure", last);
+    return true;
+}

@@ -334,6 +334,25 @@ START_TEST(unreaped)
 }
 END_TEST
 
+/* The last of three ranks finalizes and exits without a word to anyone:
+ * the others must report it closed, never failed, and finish without it. */
+START_TEST(departed)
+{
+    const char *args[] = {"departed", NULL};
+    mcarun_run_t run;
+    btl_suite_run(&run, config->btl, config->mca_args, NULL, 3, args);
+    btl_suite_expect_ok(&run, 3, "departed", config->between_ranks);
+    expect(&run, btl_suite_has(run.out, "rank 2: leaves without a word"),
+           "rank 2 did not leave as the case says");
+    for (int r = 0; r < 2; ++r) {
+        char what[64];
+        snprintf(what, sizeof(what), "rank %d: heard rank 2 finalized, no failure", r);
+        expect(&run, btl_suite_has(run.out, what), what);
+    }
+    mcarun_test_run_free(&run);
+}
+END_TEST
+
 /* Every rank in a pid namespace of its own, under a pid its peers cannot
  * see (test/btl/in_pid_ns.sh): a btl that watched the peers' pids without
  * asking whether they mean the same process here would report live peers
@@ -381,6 +400,7 @@ Suite *btl_suite_create(const btl_suite_t *cfg)
         {BTL_SUITE_KILLED, "killed", killed},
         {BTL_SUITE_UNREAPED, "unreaped", unreaped},
         {BTL_SUITE_PIDNS, "pid_namespaces", pid_namespaces},
+        {BTL_SUITE_DEPARTED, "departed", departed},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {
         if (0 != (cfg->cases & table[i].bit)) {

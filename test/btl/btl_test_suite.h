@@ -48,6 +48,9 @@ enum {
      * np 3, the sizes case: no live peer taken for dead for a pid that
      * means nothing here; for btls that reach across pid namespaces */
     BTL_SUITE_PIDNS = 0x200,
+    /* a rank finalizes and exits without a word to anyone, np 3: the
+     * others report it closed, never failed (btls that see peers leave) */
+    BTL_SUITE_DEPARTED = 0x400,
     BTL_SUITE_PAIRWISE =
         BTL_SUITE_SIZES | BTL_SUITE_TAGS | BTL_SUITE_ORDER | BTL_SUITE_SENDI | BTL_SUITE_RDMA,
     BTL_SUITE_ALL = BTL_SUITE_PAIRWISE | BTL_SUITE_ALLTOALL | BTL_SUITE_SELF | BTL_SUITE_KILLED,

@@ -166,6 +166,9 @@ typedef struct mca_btl_base_endpoint_t {
     uint64_t probe_next_ns;
     /* The peer's pid when it runs on this node (liveness checks), else 0. */
     pid_t pid;
+    /* The liveness check saw its process gone; the next check decides
+     * (completions of what it sent before may still wait in the CQ). */
+    bool exit_seen;
     /* Its record was read and refused (declined, malformed, another
      * subnet): why, for add_procs; it is not looked for again. */
     bool refused;

@@ -33,8 +33,10 @@ const char *mca_btl_verbs_peer_name(const mca_btl_verbs_endpoint_t *ep)
     return name;
 }
 
-void mca_btl_verbs_peer_failed(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
-                               const char *what)
+/* The peer is gone: it finalized (closed) or it failed (what says how
+ * that was found out). */
+static void peer_gone(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep, bool closed,
+                      const char *what)
 {
     if (MCA_BTL_VERBS_EP_FAILED == ep->state) {
         return;
@@ -44,15 +46,28 @@ void mca_btl_verbs_peer_failed(mca_btl_verbs_module_t *module, mca_btl_verbs_end
     struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
     (void) ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE);
     char info[512];
-    snprintf(info, sizeof(info), "btl/verbs (%s): %s failed: %s", module->transport,
-             mca_btl_verbs_peer_name(ep), what);
-    if (module->finalizing) {
-        opal_output_verbose(1, mca_btl_base_output, "%s (while finalizing)", info);
-    } else if (NULL != module->error_cb) {
-        module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_PEER_FAILED, ep->proc, info);
+    if (closed) {
+        snprintf(info, sizeof(info), "btl/verbs (%s): %s finalized", module->transport,
+                 mca_btl_verbs_peer_name(ep));
     } else {
+        snprintf(info, sizeof(info), "btl/verbs (%s): %s failed: %s", module->transport,
+                 mca_btl_verbs_peer_name(ep), what);
+    }
+    if (module->finalizing) {
+        opal_output_verbose(closed ? 10 : 1, mca_btl_base_output, "%s (while finalizing)", info);
+    } else if (NULL != module->error_cb) {
+        module->error_cb(&module->super,
+                         closed ? MCA_BTL_ERROR_FLAGS_PEER_CLOSED : MCA_BTL_ERROR_FLAGS_PEER_FAILED,
+                         ep->proc, info);
+    } else if (!closed) {
         opal_output(0, "%s", info);
     }
+}
+
+void mca_btl_verbs_peer_failed(mca_btl_verbs_module_t *module, mca_btl_verbs_endpoint_t *ep,
+                               const char *what)
+{
+    peer_gone(module, ep, false, what);
 }
 
 /* The whole module broke (port down, device gone). */
@@ -65,8 +80,21 @@ void mca_btl_verbs_liveness_check(mca_btl_verbs_module_t *module, bool force)
     module->next_liveness_ns = now + 100000000u;
     for (uint32_t r = 0; r < module->job_size; ++r) {
         mca_btl_verbs_endpoint_t *ep = module->endpoints[r];
-        if (NULL != ep && 0 != ep->pid && MCA_BTL_VERBS_EP_READY == ep->state &&
-            opal_pid_exited(ep->pid)) {
+        if (NULL == ep || 0 == ep->pid || MCA_BTL_VERBS_EP_READY != ep->state ||
+            !opal_pid_exited(ep->pid)) {
+            continue;
+        }
+        /* What it sent before it left may still wait in the CQ: one more
+         * interval to deliver it (a forced check decides at once). */
+        if (!force && !ep->exit_seen) {
+            ep->exit_seen = true;
+            continue;
+        }
+        /* btl/verbs says no goodbye: the runtime says whether it
+         * finalized (a marker on this node) or crashed. */
+        if (opal_rte_peer_finalized(r)) {
+            peer_gone(module, ep, true, NULL);
+        } else {
             char what[96];
             snprintf(what, sizeof(what), "its process (pid %d on this node) has exited",
                      (int) ep->pid);
