@@ -231,6 +231,57 @@ static void server_that_finalizes_says_goodbye(const char *info)
     na_test_fini();
 }
 
+/* With na_ofi_finalize_timeout 0 the server says no goodbye: once it has
+ * exited, the receive it never answers is still pending and the hook has
+ * heard nothing (a goodbye, sent and completed before the server exits,
+ * would have come by then); a cancel then completes the receive. */
+static void server_with_no_goodbyes_says_none(const char *info)
+{
+    setenv("OPAL_MCA_na_ofi_finalize_timeout", "0", 1);
+    na_test_end_t c;
+    opal_na_addr_t *server = echoing_server(&c, info);
+    unsetenv("OPAL_MCA_na_ofi_finalize_timeout");
+    char reply[64];
+    memset(&gone, 0, sizeof(gone));
+    gone.server = server;
+    ck_assert_int_eq(opal_na_base_peer_gone_hook_set(c.cls, gone_hook, NULL), OPAL_SUCCESS);
+    na_test_result_t never = {0}, w = {0};
+    opal_na_op_id_t *op = opal_na_op_create(c.cls);
+    ck_assert_ptr_nonnull(op);
+    ck_assert_int_eq(opal_na_msg_recv_expected(c.cls, c.ctx, na_test_record, &never, reply,
+                                               sizeof(reply), NULL, server, 0, 99, op),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(c.cls, c.ctx, na_test_record, &w, "quit", 4, NULL,
+                                                 server, 0, 0, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(&c, 1, &w.calls, 1, TIMEOUT));
+    int status = 0;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    ck_assert(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+    for (int i = 0; i < 1000; ++i) {
+        (void) opal_na_poll(c.cls, c.ctx, NULL);
+        (void) opal_na_trigger(c.ctx, 0, NULL);
+    }
+    ck_assert_msg(0 == never.calls && 0 == gone.calls,
+                  "a server told to say no goodbye said one: the receive completed %d time(s) "
+                  "(%d), the hook heard %d (%s)",
+                  never.calls, never.ret, gone.calls, gone.why);
+    ck_assert_int_eq(opal_na_cancel(c.cls, c.ctx, op), OPAL_SUCCESS);
+    ck_assert(na_test_wait(&c, 1, &never.calls, 1, TIMEOUT));
+    ck_assert_int_eq(never.ret, OPAL_ERR_CANCELED);
+    ck_assert_int_eq(opal_na_op_destroy(c.cls, op), OPAL_SUCCESS);
+    (void) opal_na_base_peer_gone_hook_set(c.cls, NULL, NULL);
+    opal_na_addr_free(c.cls, server);
+    na_test_close(&c);
+    na_test_fini();
+}
+
+START_TEST(a_tcp_server_told_to_say_no_goodbye_says_none)
+{
+    server_with_no_goodbyes_says_none("ofi+tcp://127.0.0.1");
+}
+END_TEST
+
 START_TEST(a_tcp_server_that_finalizes_says_goodbye_to_its_client)
 {
     server_that_finalizes_says_goodbye("ofi+tcp://127.0.0.1");
@@ -413,6 +464,7 @@ int main(void)
     OPAL_TEST_ADD(s, a_client_reaches_a_shm_server_started_alone_by_its_uri_file);
     OPAL_TEST_ADD(s, a_tcp_server_that_finalizes_says_goodbye_to_its_client);
     OPAL_TEST_ADD(s, a_shm_server_that_finalizes_says_goodbye_to_its_client);
+    OPAL_TEST_ADD(s, a_tcp_server_told_to_say_no_goodbye_says_none);
     OPAL_TEST_ADD(s, operations_pending_with_a_killed_server_complete_with_an_error);
     OPAL_TEST_ADD(s, cleanup_removes_a_killed_shm_server_file_and_never_a_live_one);
     OPAL_TEST_ADD(s, a_file_a_dead_process_with_this_pid_left_does_not_stop_shm);

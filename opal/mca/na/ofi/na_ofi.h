@@ -228,6 +228,8 @@ typedef struct opal_na_ofi_component_t {
     int multi_recv;
     /* Addresses no one holds that a class keeps (na_ofi_addr_cache). */
     int addr_cache;
+    /* Milliseconds a closing class waits for its goodbyes (0: says none). */
+    int finalize_timeout_ms;
     /* pvars, summed over the classes: address objects held (in use or
      * idle, each with its AV entry), idle ones dropped, and unexpected
      * messages dropped (na_ofi_msg_arrived). */

@@ -19,7 +19,6 @@
 #include "opal/util/opal_timer.h"
 
 /* How long finalize waits for its goodbyes to leave. */
-#define NA_OFI_BYE_WAIT_MS 1000
 
 static int ofi_register(void);
 static bool ofi_check_protocol(const opal_na_info_t *info);
@@ -135,6 +134,7 @@ static int ofi_register(void)
     c->rbuf_size = 256 * 1024;
     c->multi_recv = -1;
     c->addr_cache = 1024;
+    c->finalize_timeout_ms = 1000;
     if (OPAL_SUCCESS != (rc = register_int("max_unexpected_size",
                                            "Largest unexpected message by default (a class "
                                            "may ask for more, up to 64 KiB)",
@@ -161,12 +161,23 @@ static int ofi_register(void)
                                            "again; past that, the oldest leave the AV "
                                            "(fi_av_remove). 0: each leaves when its last "
                                            "reference goes",
-                                           &c->addr_cache))) {
+                                           &c->addr_cache)) ||
+        OPAL_SUCCESS != (rc = register_int("finalize_timeout",
+                                           "Milliseconds a class that closes waits for its "
+                                           "goodbyes to the peers it exchanged messages with "
+                                           "to complete. 0: it says none (its peers then learn "
+                                           "of its end only from their own timeouts)",
+                                           &c->finalize_timeout_ms))) {
         return rc;
     }
     if (c->addr_cache < 0) {
         opal_output(0, "na/ofi: na_ofi_addr_cache %d is negative: 0 is used", c->addr_cache);
         c->addr_cache = 0;
+    }
+    if (c->finalize_timeout_ms < 0) {
+        opal_output(0, "na/ofi: na_ofi_finalize_timeout %d is negative: 0 is used (no goodbyes)",
+                    c->finalize_timeout_ms);
+        c->finalize_timeout_ms = 0;
     }
     rc = mca_base_component_pvar_register(
         &c->super.na_version, "addresses",
@@ -510,11 +521,13 @@ static void bye_completed(void *op_context, size_t *completed)
  * nothing else), posted after everything the class sent it, so that the
  * peer's peer-gone hook hears that this process finalized instead of
  * waiting for timeouts. Finalize then reads the CQ until every goodbye
- * completed, for at most NA_OFI_BYE_WAIT_MS, and drops whatever else it
- * finds there (the contexts are gone, and the receive buffers go next). */
+ * completed, for at most na_ofi_finalize_timeout ms (0: no goodbyes), and
+ * drops whatever else it finds there (the contexts are gone, and the
+ * receive buffers go next). */
 static void say_goodbye(na_ofi_class_t *oc)
 {
-    if (!says_goodbye(oc)) {
+    const int wait_ms = mca_na_ofi_component.finalize_timeout_ms;
+    if (wait_ms <= 0 || !says_goodbye(oc)) {
         return;
     }
     size_t n = 0;
@@ -551,7 +564,7 @@ static void say_goodbye(na_ofi_class_t *oc)
             }
         }
     }
-    const uint64_t deadline = opal_timer_ns() + (uint64_t) NA_OFI_BYE_WAIT_MS * 1000000u;
+    const uint64_t deadline = opal_timer_ns() + (uint64_t) wait_ms * 1000000u;
     size_t posted = 0, completed = 0;
     while (completed < n && opal_timer_ns() < deadline) {
         for (bye_t *y = byes; y < byes + n; ++y) {
@@ -584,7 +597,7 @@ static void say_goodbye(na_ofi_class_t *oc)
         opal_output_verbose(1, opal_na_base_output,
                             "na/ofi (%s): finalize: %zu of %zu goodbyes (%zu posted) did not "
                             "complete within %d ms",
-                            oc->ofi.prov_name, n - completed, n, posted, NA_OFI_BYE_WAIT_MS);
+                            oc->ofi.prov_name, n - completed, n, posted, wait_ms);
     }
 out:
     opal_common_ofi_mr_deregister(&mr);
