@@ -173,10 +173,12 @@ bool btl_test_case_killed(int argc, char **argv)
 
 /* ------------------------------------------------------ the unreaped case */
 
-static bool victim_failed(void *arg)
+/* Whether the last rank is marked in arg, one of btl_test's per-rank
+ * arrays (failed, closed). */
+static bool last_rank_marked(void *arg)
 {
-    (void) arg;
-    return btl_test.failed[btl_test.size - 1];
+    const bool *marks = arg;
+    return marks[btl_test.size - 1];
 }
 
 /*
@@ -216,7 +218,7 @@ bool btl_test_case_unreaped(int argc, char **argv)
     }
     char what[64];
     snprintf(what, sizeof(what), "the error callback for rank %" PRIu32, victim);
-    if (!btl_test_wait(victim_failed, NULL, what)) {
+    if (!btl_test_wait(last_rank_marked, btl_test.failed, what)) {
         return false;
     }
     snprintf(path, sizeof(path), "%s/rank.%" PRIu32, dir, btl_test.rank);
@@ -231,12 +233,6 @@ bool btl_test_case_unreaped(int argc, char **argv)
 }
 
 /* ------------------------------------------------------ the departed case */
-
-static bool departed_heard(void *arg)
-{
-    (void) arg;
-    return btl_test.closed[btl_test.size - 1];
-}
 
 /*
  * The departed case: the last rank finalizes and exits at once, having
@@ -262,7 +258,7 @@ bool btl_test_case_departed(int argc, char **argv)
     }
     char what[64];
     snprintf(what, sizeof(what), "a PEER_CLOSED for rank %" PRIu32, last);
-    if (!btl_test_wait(departed_heard, NULL, what)) {
+    if (!btl_test_wait(last_rank_marked, btl_test.closed, what)) {
         return false;
     }
     /* Its exit is seen once: no failure may follow. */

@@ -176,6 +176,36 @@ static void gone_hook(opal_na_class_t *cls, opal_na_addr_t *addr, bool finalized
     snprintf(gone.why, sizeof(gone.why), "%s", why);
 }
 
+/* Listens with gone_hook, posts a receive from server that it never
+ * answers (tag 99, into reply, op may be NULL) and has it quit. */
+static void quit_while_waiting(na_test_end_t *c, opal_na_addr_t *server, void *reply, size_t size,
+                               na_test_result_t *never, opal_na_op_id_t *op)
+{
+    memset(&gone, 0, sizeof(gone));
+    gone.server = server;
+    ck_assert_int_eq(opal_na_base_peer_gone_hook_set(c->cls, gone_hook, NULL), OPAL_SUCCESS);
+    na_test_result_t w = {0};
+    ck_assert_int_eq(opal_na_msg_recv_expected(c->cls, c->ctx, na_test_record, never, reply, size,
+                                               NULL, server, 0, 99, op),
+                     OPAL_SUCCESS);
+    ck_assert_int_eq(opal_na_msg_send_unexpected(c->cls, c->ctx, na_test_record, &w, "quit", 4,
+                                                 NULL, server, 0, 0, NULL),
+                     OPAL_SUCCESS);
+    ck_assert(na_test_wait(c, 1, &w.calls, 1, TIMEOUT));
+}
+
+/* Waits for the server to exit cleanly, then progresses polls times. */
+static void reap_server_then_poll(na_test_end_t *c, int polls)
+{
+    int status = 0;
+    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
+    ck_assert(WIFEXITED(status) && 0 == WEXITSTATUS(status));
+    for (int i = 0; i < polls; ++i) {
+        (void) opal_na_poll(c->cls, c->ctx, NULL);
+        (void) opal_na_trigger(c->ctx, 0, NULL);
+    }
+}
+
 /* The server finalizes (after "quit") while the client waits for a reply
  * that never comes: its goodbye fails that receive with
  * OPAL_ERR_PEER_FAILED and tells the client's peer-gone hook, once, that
@@ -187,29 +217,14 @@ static void server_that_finalizes_says_goodbye(const char *info)
     opal_na_addr_t *server = echoing_server(&c, info);
     char reply[4096];
     na_test_result_t r;
-    memset(&gone, 0, sizeof(gone));
-    gone.server = server;
-    ck_assert_int_eq(opal_na_base_peer_gone_hook_set(c.cls, gone_hook, NULL), OPAL_SUCCESS);
     na_test_result_t never = {0}, w = {0};
-    ck_assert_int_eq(opal_na_msg_recv_expected(c.cls, c.ctx, na_test_record, &never, reply,
-                                               sizeof(reply), NULL, server, 0, 99, NULL),
-                     OPAL_SUCCESS);
-    ck_assert_int_eq(opal_na_msg_send_unexpected(c.cls, c.ctx, na_test_record, &w, "quit", 4, NULL,
-                                                 server, 0, 0, NULL),
-                     OPAL_SUCCESS);
-    ck_assert(na_test_wait(&c, 1, &w.calls, 1, TIMEOUT));
+    quit_while_waiting(&c, server, reply, sizeof(reply), &never, NULL);
     ck_assert_msg(na_test_wait(&c, 1, &never.calls, 1, TIMEOUT),
                   "the receive the server never answers did not complete");
     ck_assert_int_eq(never.ret, OPAL_ERR_PEER_FAILED);
     ck_assert_msg(na_test_wait(&c, 1, &gone.calls, 1, TIMEOUT),
                   "the peer-gone hook was not called");
-    int status = 0;
-    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
-    ck_assert(WIFEXITED(status) && 0 == WEXITSTATUS(status));
-    for (int i = 0; i < 100; ++i) {
-        (void) opal_na_poll(c.cls, c.ctx, NULL);
-        (void) opal_na_trigger(c.ctx, 0, NULL);
-    }
+    reap_server_then_poll(&c, 100);
     ck_assert_int_eq(never.calls, 1);
     ck_assert_msg(1 == gone.calls && gone.finalized && gone.is_server,
                   "the hook: %d call(s), finalized %d, for the server %d (%s)", gone.calls,
@@ -225,6 +240,7 @@ static void server_that_finalizes_says_goodbye(const char *info)
     ck_assert_int_eq(opal_na_msg_send_unexpected(c.cls, c.ctx, na_test_record, &w, "quit", 4, NULL,
                                                  server, 0, 0, NULL),
                      OPAL_SUCCESS);
+    int status = 0;
     ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
     opal_na_addr_free(c.cls, server);
     na_test_close(&c);
@@ -242,26 +258,11 @@ static void server_with_no_goodbyes_says_none(const char *info)
     opal_na_addr_t *server = echoing_server(&c, info);
     unsetenv("OPAL_MCA_na_ofi_finalize_timeout");
     char reply[64];
-    memset(&gone, 0, sizeof(gone));
-    gone.server = server;
-    ck_assert_int_eq(opal_na_base_peer_gone_hook_set(c.cls, gone_hook, NULL), OPAL_SUCCESS);
-    na_test_result_t never = {0}, w = {0};
+    na_test_result_t never = {0};
     opal_na_op_id_t *op = opal_na_op_create(c.cls);
     ck_assert_ptr_nonnull(op);
-    ck_assert_int_eq(opal_na_msg_recv_expected(c.cls, c.ctx, na_test_record, &never, reply,
-                                               sizeof(reply), NULL, server, 0, 99, op),
-                     OPAL_SUCCESS);
-    ck_assert_int_eq(opal_na_msg_send_unexpected(c.cls, c.ctx, na_test_record, &w, "quit", 4, NULL,
-                                                 server, 0, 0, NULL),
-                     OPAL_SUCCESS);
-    ck_assert(na_test_wait(&c, 1, &w.calls, 1, TIMEOUT));
-    int status = 0;
-    ck_assert_int_eq(waitpid(server_pid, &status, 0), server_pid);
-    ck_assert(WIFEXITED(status) && 0 == WEXITSTATUS(status));
-    for (int i = 0; i < 1000; ++i) {
-        (void) opal_na_poll(c.cls, c.ctx, NULL);
-        (void) opal_na_trigger(c.ctx, 0, NULL);
-    }
+    quit_while_waiting(&c, server, reply, sizeof(reply), &never, op);
+    reap_server_then_poll(&c, 1000);
     ck_assert_msg(0 == never.calls && 0 == gone.calls,
                   "a server told to say no goodbye said one: the receive completed %d time(s) "
                   "(%d), the hook heard %d (%s)",

@@ -18,8 +18,6 @@
 #include "opal/util/opal_output.h"
 #include "opal/util/opal_timer.h"
 
-/* How long finalize waits for its goodbyes to leave. */
-
 static int ofi_register(void);
 static bool ofi_check_protocol(const opal_na_info_t *info);
 static int ofi_initialize(opal_na_class_t *cls, const opal_na_info_t *info, bool listen);
