@@ -396,6 +396,60 @@ START_TEST(fbox_full_until_the_receiver_publishes)
 }
 END_TEST
 
+/* sm_fbox_ahead's lines for a sender whose end, start and ring size are
+ * given (the ring itself is not touched). */
+static uint32_t ahead_of(uint32_t size, uint32_t start, uint32_t end, uint32_t need,
+                         uint32_t *first)
+{
+    sm_fbox_out_t out = {.size = size, .start = start, .end = end};
+    return sm_fbox_ahead(&out, need, first);
+}
+
+START_TEST(fbox_lines_asked_for_ahead_are_free_and_past_the_next_header)
+{
+    const uint32_t line = OPAL_CACHE_LINE_SIZE;
+    uint32_t first = 0;
+    /* An 8-byte message (32 bytes) at either half of a line: the line
+     * after the next header's. */
+    ck_assert_uint_eq(1, ahead_of(4096, 0, 0, 32, &first));
+    ck_assert_uint_eq(64, first);
+    ck_assert_uint_eq(1, ahead_of(4096, 0, 32, 32, &first));
+    ck_assert_uint_eq(64, first);
+    /* A 512-byte message (544 bytes): through the word a same-sized next
+     * message's commit zeroes (bytes 544-551 past the end). */
+    ck_assert_uint_eq(8, ahead_of(4096, 0, 0, sm_fbox_need(512), &first));
+    ck_assert_uint_eq(64, first);
+    ck_assert_uint_ge(first + 8 * line, sm_fbox_need(512) + SM_FBOX_HDR_SIZE);
+    /* Capped. */
+    ck_assert_uint_eq(SM_FBOX_AHEAD_LINES, ahead_of(1u << 16, 0, 0, 4000, &first));
+    /* Only free space: 128 bytes free past an end on a line leave one
+     * line after the next header's, 64 bytes none. */
+    ck_assert_uint_eq(1, ahead_of(4096, 128, 4096, 544, &first));
+    ck_assert_uint_eq(0, ahead_of(4096, 64, 4096, 544, &first));
+    /* Positions past 2^32 wrap. */
+    ck_assert_uint_eq(1,
+                      ahead_of(4096, UINT32_C(0xffffffe0) - 100, UINT32_C(0xffffffe0), 32, &first));
+    ck_assert_uint_eq(0, first);
+    /* Every case: lines past the next header's line, each wholly in free
+     * space, no more than the cap. */
+    for (uint32_t used = 0; used <= 4096; used += 32) {
+        for (uint32_t k = 0; k < 86; ++k) { /* ends from 2^32 - 4096 to past 2^32 + 4096 */
+            const uint32_t end = UINT32_C(0xfffff000) + k * 96;
+            for (uint32_t need = 32; need <= 2048; need *= 2) {
+                const uint32_t start = end - used;
+                uint32_t n = ahead_of(4096, start, end, need, &first);
+                ck_assert_uint_le(n, SM_FBOX_AHEAD_LINES);
+                ck_assert_uint_eq(0, first % line);
+                ck_assert_uint_eq(first, (end | (line - 1)) + 1);
+                for (uint32_t i = 0; i < n; ++i) {
+                    ck_assert_uint_le(first + (i + 1) * line - start, 4096);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(fbox_stale_payload_never_reads_as_a_header)
 {
     fbox_fixture_t f;
@@ -674,6 +728,7 @@ int main(void)
     OPAL_TEST_ADD(s, fbox_delivers_messages_in_order_across_wraps);
     OPAL_TEST_ADD(s, fbox_every_length_reads_back_whole_at_every_position);
     OPAL_TEST_ADD(s, fbox_full_until_the_receiver_publishes);
+    OPAL_TEST_ADD(s, fbox_lines_asked_for_ahead_are_free_and_past_the_next_header);
     OPAL_TEST_ADD(s, fbox_stale_payload_never_reads_as_a_header);
     OPAL_TEST_ADD(s, fbox_header_overrunning_the_ring_is_corrupt);
     OPAL_TEST_ADD(s, fbox_wrap_at_the_start_is_corrupt);

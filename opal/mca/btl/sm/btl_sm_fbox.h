@@ -147,6 +147,59 @@ static inline uint32_t sm_fbox_reserve(sm_fbox_out_t *out, uint32_t payload)
     return pos;
 }
 
+/* Asks for the cache line at p for writing: a hint, which changes no
+ * data (PREFETCHW on x86-64, where processors without it take it as a
+ * no-op). */
+static inline void sm_fbox_prefetch_write(const void *p)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char *) p));
+#elif defined(__GNUC__)
+    __builtin_prefetch(p, 1, 3);
+#else
+    (void) p;
+#endif
+}
+
+/* At most this many lines are asked for ahead of the next message. */
+#define SM_FBOX_AHEAD_LINES 16u
+
+/* The free lines the next message will write if it is as large as the
+ * one just committed (need bytes): from the line after the next header's
+ * through the word that message's commit will zero, at most
+ * SM_FBOX_AHEAD_LINES, and only free space (by the cached start), never a
+ * line holding messages not yet read. The next header's own line is left
+ * out: the reader is about to watch it. *first gets the position of the
+ * first line (a multiple of the line size); returns how many lines. */
+static inline uint32_t sm_fbox_ahead(const sm_fbox_out_t *out, uint32_t need, uint32_t *first)
+{
+    const uint32_t line = OPAL_CACHE_LINE_SIZE;
+    const uint32_t from = (out->end | (line - 1u)) + 1u;
+    const uint32_t last = out->end + need + SM_FBOX_HDR_SIZE; /* one past the zeroed word */
+    uint32_t lines = last - out->end > from - out->end ? (last - from + line - 1u) / line : 1u;
+    if (lines > SM_FBOX_AHEAD_LINES) {
+        lines = SM_FBOX_AHEAD_LINES;
+    }
+    uint32_t free_lines = 0;
+    while (free_lines < lines && from + (free_lines + 1u) * line - out->start <= out->size) {
+        ++free_lines;
+    }
+    *first = from;
+    return free_lines;
+}
+
+/* Asks for sm_fbox_ahead's lines for writing, so that a ping-pong's next
+ * commit finds them in this core's cache instead of waiting for the
+ * reader's core to give them up (the reader read them one lap before). */
+static inline void sm_fbox_own_ahead(const sm_fbox_out_t *out, uint32_t need)
+{
+    uint32_t at;
+    const uint32_t lines = sm_fbox_ahead(out, need, &at);
+    for (uint32_t i = 0; i < lines; ++i, at += OPAL_CACHE_LINE_SIZE) {
+        sm_fbox_prefetch_write(out->ring + (at & (out->size - 1u)));
+    }
+}
+
 /* Publishes the message reserved at pos, its payload written. */
 static inline void sm_fbox_commit(sm_fbox_out_t *out, uint32_t pos, uint32_t payload, uint8_t tag,
                                   uint8_t type)
@@ -167,6 +220,7 @@ static inline void sm_fbox_commit(sm_fbox_out_t *out, uint32_t pos, uint32_t pay
     atomic_store_explicit(sm_fbox_word(out->ring, pos), hdr.word, memory_order_release);
     out->seq = sm_fbox_next_seq(out->seq);
     out->end = next;
+    sm_fbox_own_ahead(out, need);
 }
 
 /* Looks at the next message: 1 with *msg filled, 0 when there is none
