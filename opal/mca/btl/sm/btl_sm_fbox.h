@@ -180,12 +180,11 @@ static inline uint32_t sm_fbox_ahead(const sm_fbox_out_t *out, uint32_t need, ui
     if (lines > SM_FBOX_AHEAD_LINES) {
         lines = SM_FBOX_AHEAD_LINES;
     }
-    uint32_t free_lines = 0;
-    while (free_lines < lines && from + (free_lines + 1u) * line - out->start <= out->size) {
-        ++free_lines;
-    }
+    /* Whole lines of free space from there up to the cached start, a lap on. */
+    const uint32_t span = from - out->start;
+    const uint32_t room = span <= out->size ? (out->size - span) / line : 0u;
     *first = from;
-    return free_lines;
+    return lines < room ? lines : room;
 }
 
 /* Asks for sm_fbox_ahead's lines for writing, so that a ping-pong's next
