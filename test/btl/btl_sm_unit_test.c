@@ -376,6 +376,55 @@ START_TEST(fbox_every_length_reads_back_whole_at_every_position)
 }
 END_TEST
 
+/* sm_fbox_fill writes a message given as two parts (the btl's header and
+ * the data) in two pieces, the bytes past the header's cache line first:
+ * every length, split anywhere, at every position of the ring, reads back
+ * as the two parts one after the other, and nothing past the ring is
+ * written. */
+START_TEST(fbox_fill_writes_both_parts_whole_at_every_split_and_position)
+{
+    fbox_fixture_t f;
+    fbox_setup(&f);
+    uint8_t a[RING / 4], b[RING / 4], want[RING / 4], got[RING / 4];
+    unsigned checked = 0;
+    for (uint32_t len = 0; len + SM_FBOX_HDR_SIZE <= RING / 4; ++len) {
+        for (uint32_t a_len = 0; a_len <= len; ++a_len) {
+            const uint32_t b_len = len - a_len;
+            for (uint32_t i = 0; i < a_len; ++i) {
+                a[i] = (uint8_t) (i * 7 + len + a_len);
+            }
+            for (uint32_t i = 0; i < b_len; ++i) {
+                b[i] = (uint8_t) (~(i * 11) - len);
+            }
+            memcpy(want, a, a_len);
+            memcpy(want + a_len, b, b_len);
+            /* Two messages per split: a 32-byte step of the position each
+             * time, so both halves of a line hold headers over the loop. */
+            for (int m = 0; m < 2; ++m) {
+                uint32_t pos = sm_fbox_reserve(&f.out, len);
+                ck_assert_uint_lt(pos, SM_FBOX_FULL);
+                sm_fbox_fill(&f.out, pos, 0 == a_len ? NULL : a, a_len, 0 == b_len ? NULL : b,
+                             b_len);
+                sm_fbox_commit(&f.out, pos, len, (uint8_t) a_len, SM_MSG_AM);
+                uint32_t glen = 0;
+                uint8_t tag = 0;
+                memset(got, 0xee, sizeof(got));
+                ck_assert_int_eq(1, fbox_recv(&f, got, &glen, &tag));
+                ck_assert_uint_eq(len, glen);
+                ck_assert_uint_eq((uint8_t) a_len, tag);
+                ck_assert_mem_eq(want, got, len);
+                ++checked;
+            }
+        }
+    }
+    ck_assert_uint_eq(2 * (RING / 4 - SM_FBOX_HDR_SIZE + 1) * (RING / 4 - SM_FBOX_HDR_SIZE + 2) / 2,
+                      checked);
+    for (int i = 0; i < 64; ++i) {
+        ck_assert_uint_eq(0x5a, f.guard[i]);
+    }
+}
+END_TEST
+
 START_TEST(fbox_full_until_the_receiver_publishes)
 {
     fbox_fixture_t f;
@@ -727,6 +776,7 @@ int main(void)
     OPAL_TEST_ADD(s, fbox_starts_empty);
     OPAL_TEST_ADD(s, fbox_delivers_messages_in_order_across_wraps);
     OPAL_TEST_ADD(s, fbox_every_length_reads_back_whole_at_every_position);
+    OPAL_TEST_ADD(s, fbox_fill_writes_both_parts_whole_at_every_split_and_position);
     OPAL_TEST_ADD(s, fbox_full_until_the_receiver_publishes);
     OPAL_TEST_ADD(s, fbox_lines_asked_for_ahead_are_free_and_past_the_next_header);
     OPAL_TEST_ADD(s, fbox_stale_payload_never_reads_as_a_header);

@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "opal/mca/btl/sm/btl_sm_layout.h"
 #include "opal/threads/opal_atomic.h"
@@ -197,6 +198,42 @@ static inline void sm_fbox_own_ahead(const sm_fbox_out_t *out, uint32_t need)
     for (uint32_t i = 0; i < lines; ++i, at += OPAL_CACHE_LINE_SIZE) {
         sm_fbox_prefetch_write(out->ring + (at & (out->size - 1u)));
     }
+}
+
+/* Copies bytes [from, to) of the two parts a and b, taken as one run of
+ * a_len + b_len bytes, to the same offsets of dst. */
+static inline void sm_fbox_copy_range(uint8_t *dst, const uint8_t *a, size_t a_len,
+                                      const uint8_t *b, size_t from, size_t to)
+{
+    if (from < a_len) {
+        const size_t end = to < a_len ? to : a_len;
+        memcpy(dst + from, a + from, end - from);
+        from = end;
+    }
+    if (from < to) {
+        memcpy(dst + from, b + (from - a_len), to - from);
+    }
+}
+
+/* Writes the payload of the message reserved at pos, given as two parts
+ * (a btl header and the data after it): the bytes past the header's cache
+ * line first, then those in it, so that the line the reader polls is
+ * written in one short run just before sm_fbox_commit publishes the
+ * header there. Between a first store into that line and the header, the
+ * reader's polls can take the line back, and the header's store then
+ * waits for it once more (docs/btl-sm.md). */
+static inline void sm_fbox_fill(const sm_fbox_out_t *out, uint32_t pos, const void *a, size_t a_len,
+                                const void *b, size_t b_len)
+{
+    uint8_t *dst = out->ring + pos + SM_FBOX_HDR_SIZE;
+    const size_t total = a_len + b_len;
+    size_t head = OPAL_CACHE_LINE_SIZE - ((uintptr_t) dst & (OPAL_CACHE_LINE_SIZE - 1u));
+    if (total > head) {
+        sm_fbox_copy_range(dst, a, a_len, b, head, total);
+    } else {
+        head = total;
+    }
+    sm_fbox_copy_range(dst, a, a_len, b, 0, head);
 }
 
 /* Publishes the message reserved at pos, its payload written. */

@@ -281,13 +281,7 @@ int mca_btl_sm_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, co
             }
             return OPAL_ERR_RESOURCE_BUSY;
         }
-        uint8_t *dst = ep->fbox_out.ring + pos + SM_FBOX_HDR_SIZE;
-        if (0 != header_size) {
-            memcpy(dst, header, header_size);
-        }
-        if (0 != payload_size) {
-            memcpy(dst + header_size, payload, payload_size);
-        }
+        sm_fbox_fill(&ep->fbox_out, pos, header, header_size, payload, payload_size);
         sm_fbox_commit(&ep->fbox_out, pos, (uint32_t) total, tag, SM_MSG_AM);
         OPAL_TIMELINE(sm_sent);
         sm_wake_peer(ep);
