@@ -499,6 +499,62 @@ START_TEST(fbox_lines_asked_for_ahead_are_free_and_past_the_next_header)
 }
 END_TEST
 
+/* The lines a waiting reader watches: those past the next header's line
+ * that a next message as large as the last one would fill, when there are
+ * at most SM_FBOX_WATCH_LINES of them, else none. */
+START_TEST(fbox_lines_watched_are_those_of_a_next_message_like_the_last)
+{
+    const uint32_t line = OPAL_CACHE_LINE_SIZE;
+    sm_fbox_in_t in;
+    uint8_t ring[64];
+    sm_fbox_in_attach(&in, ring, 4096);
+    uint32_t first = 0;
+    /* Nothing taken yet: nothing to go by. */
+    ck_assert_uint_eq(0, sm_fbox_watch(&in, &first));
+    /* Consuming sets what the next message is guessed to be. */
+    sm_fbox_msg_t msg = {.payload = NULL, .size = 64, .tag = 0, .type = SM_MSG_AM};
+    sm_fbox_consume(&in, &msg);
+    ck_assert_uint_eq(sm_fbox_need(64), in.last_need);
+    ck_assert_uint_eq(96, in.start);
+    /* At 96 (the second half of a line), 96 bytes reach 64 bytes into
+     * the next line: that one. */
+    ck_assert_uint_eq(1, sm_fbox_watch(&in, &first));
+    ck_assert_uint_eq(128, first);
+    /* At a line's start, an 8-byte message (32 bytes) or a 56-byte one
+     * (64) stays in the header's line: none. */
+    in.start = 128;
+    in.last_need = 32;
+    ck_assert_uint_eq(0, sm_fbox_watch(&in, &first));
+    in.last_need = 64;
+    ck_assert_uint_eq(0, sm_fbox_watch(&in, &first));
+    /* 256 bytes from a line's start: three more lines; 288: four, too
+     * many, none. */
+    in.last_need = 256;
+    ck_assert_uint_eq(3, sm_fbox_watch(&in, &first));
+    ck_assert_uint_eq(192, first);
+    in.last_need = 288;
+    ck_assert_uint_eq(0, sm_fbox_watch(&in, &first));
+    /* Every case, positions wrapping past 2^32 included: the lines are
+     * past the header's line, within the guessed message, and all of
+     * them when there are few enough. */
+    for (uint32_t k = 0; k < 300; ++k) {
+        for (uint32_t need = 32; need <= 1024; need += 32) {
+            in.start = UINT32_C(0xffffff00) + k * 32;
+            in.last_need = need;
+            const uint32_t n = sm_fbox_watch(&in, &first);
+            ck_assert_uint_eq(0, first % line);
+            ck_assert_uint_eq(first, (in.start | (line - 1)) + 1);
+            const uint32_t head = first - in.start;
+            const uint32_t past = need > head ? (need - head + line - 1) / line : 0;
+            ck_assert_uint_eq(past <= SM_FBOX_WATCH_LINES ? past : 0, n);
+            for (uint32_t i = 0; i < n; ++i) {
+                ck_assert_uint_lt(first + i * line - in.start, need);
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(fbox_stale_payload_never_reads_as_a_header)
 {
     fbox_fixture_t f;
@@ -779,6 +835,7 @@ int main(void)
     OPAL_TEST_ADD(s, fbox_fill_writes_both_parts_whole_at_every_split_and_position);
     OPAL_TEST_ADD(s, fbox_full_until_the_receiver_publishes);
     OPAL_TEST_ADD(s, fbox_lines_asked_for_ahead_are_free_and_past_the_next_header);
+    OPAL_TEST_ADD(s, fbox_lines_watched_are_those_of_a_next_message_like_the_last);
     OPAL_TEST_ADD(s, fbox_stale_payload_never_reads_as_a_header);
     OPAL_TEST_ADD(s, fbox_header_overrunning_the_ring_is_corrupt);
     OPAL_TEST_ADD(s, fbox_wrap_at_the_start_is_corrupt);

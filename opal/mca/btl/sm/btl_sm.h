@@ -169,6 +169,13 @@ typedef struct mca_btl_base_endpoint_t {
     bool fbox_in_on;
     /* The last poll of the fast box found messages (poll_fbox's batch). */
     bool fbox_in_busy;
+    /* Something went to this peer through our fast box since its last
+     * message was taken: set by the sender (module lock), cleared by the
+     * poll; when set, a look that finds nothing watches the lines of the
+     * answer to come (sm_fbox_watch_ahead). A receiver that only takes a
+     * stream does not watch: there the lines it would watch are the ones
+     * the sender is writing next. */
+    opal_atomic_bool_t fbox_in_awaited;
 
     /* Single copy through CMA is still allowed with this peer. */
     bool cma;

@@ -57,6 +57,7 @@ static void endpoint_construct(mca_btl_sm_endpoint_t *ep)
     memset(&ep->fbox_in, 0, sizeof(ep->fbox_in));
     ep->fbox_in_on = false;
     ep->fbox_in_busy = false;
+    atomic_init(&ep->fbox_in_awaited, false);
     ep->cma = false;
     ep->wake_fd = -1;
 }

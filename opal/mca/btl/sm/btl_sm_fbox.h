@@ -68,6 +68,7 @@ typedef struct sm_fbox_in_t {
     uint32_t start;     /* bytes consumed */
     uint32_t seq;       /* expected next */
     uint32_t published; /* start as last stored in ctl */
+    uint32_t last_need; /* ring bytes of the last message consumed */
 } sm_fbox_in_t;
 
 /* A message as the receiver sees it (values copied out of the ring). */
@@ -111,6 +112,7 @@ static inline void sm_fbox_in_attach(sm_fbox_in_t *in, void *base, uint32_t ring
     in->start = 0;
     in->seq = 1;
     in->published = 0;
+    in->last_need = 0;
 }
 
 /* Reserves room for a message of payload bytes (sm_fbox_need(payload) <=
@@ -157,6 +159,20 @@ static inline void sm_fbox_prefetch_write(const void *p)
     __asm__ volatile("prefetchw %0" : : "m"(*(const char *) p));
 #elif defined(__GNUC__)
     __builtin_prefetch(p, 1, 3);
+#else
+    (void) p;
+#endif
+}
+
+/* Asks for the cache line at p for reading (PREFETCHT0 on x86-64): a hint
+ * like sm_fbox_prefetch_write. An asm statement, as there: GCC drops a
+ * loop whose body is only __builtin_prefetch. */
+static inline void sm_fbox_prefetch_read(const void *p)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *) p));
+#elif defined(__GNUC__)
+    __builtin_prefetch(p, 0, 3);
 #else
     (void) p;
 #endif
@@ -296,8 +312,47 @@ static inline int sm_fbox_peek(sm_fbox_in_t *in, sm_fbox_msg_t *msg)
 /* Moves past the message peek returned. */
 static inline void sm_fbox_consume(sm_fbox_in_t *in, const sm_fbox_msg_t *msg)
 {
-    in->start += sm_fbox_need(msg->size);
+    in->last_need = sm_fbox_need(msg->size);
+    in->start += in->last_need;
     in->seq = sm_fbox_next_seq(in->seq);
+}
+
+/* A waiting reader watches at most this many lines past the next
+ * header's. */
+#define SM_FBOX_WATCH_LINES 3u
+
+/* The lines past the next header's line that a next message as large as
+ * the last one would fill, when there are at most SM_FBOX_WATCH_LINES of
+ * them, else none (watching part of a longer message made it slower, and
+ * watching all of one of 9 lines too). *first gets the position of the
+ * first line (a multiple of the line size); returns how many lines. */
+static inline uint32_t sm_fbox_watch(const sm_fbox_in_t *in, uint32_t *first)
+{
+    const uint32_t line = OPAL_CACHE_LINE_SIZE;
+    const uint32_t from = (in->start | (line - 1u)) + 1u;
+    *first = from;
+    if (in->last_need <= from - in->start) {
+        return 0; /* it would end in the header's line */
+    }
+    const uint32_t lines = (in->last_need - (from - in->start) + line - 1u) / line;
+    return lines <= SM_FBOX_WATCH_LINES ? lines : 0u;
+}
+
+/* Called by a reader that found no message and waits for an answer: asks
+ * for sm_fbox_watch's lines for reading (a hint: it changes nothing and
+ * never faults). A message of two to four lines is otherwise read a line
+ * at a time after its header is seen, one cross-core miss after another.
+ * Watched, those lines come back to the reader at its first look after
+ * the sender wrote them (sm_fbox_fill writes them before the header's
+ * line), so the header's is mostly the only line still to come when the
+ * message is found. */
+static inline void sm_fbox_watch_ahead(const sm_fbox_in_t *in)
+{
+    uint32_t at;
+    const uint32_t lines = sm_fbox_watch(in, &at);
+    for (uint32_t i = 0; i < lines; ++i, at += OPAL_CACHE_LINE_SIZE) {
+        sm_fbox_prefetch_read(in->ring + (at & (in->size - 1u)));
+    }
 }
 
 /* Tells the sender how far the receiver has read, once its reads of the

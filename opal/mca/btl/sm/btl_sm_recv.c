@@ -56,6 +56,7 @@ static bool fbox_accept(mca_btl_sm_endpoint_t *ep, const uint8_t *payload, uint3
     sm_fbox_in_attach(&ep->fbox_in, box, ep->layout.fbox_stride - SM_FBOX_CTL_SIZE);
     ep->fbox_in_on = true;
     ep->fbox_in_busy = false;
+    atomic_store_explicit(&ep->fbox_in_awaited, false, memory_order_relaxed);
     sm->fbox_in_eps[sm->fbox_in_count++] = ep;
     SM_VERBOSE(30, "btl sm: rank %u sends through its fast box %u from now on", ep->rank, index);
     return true;
@@ -155,6 +156,9 @@ static int poll_fbox(mca_btl_sm_endpoint_t *ep)
     while (count < batch) {
         int rc = sm_fbox_peek(&ep->fbox_in, &msg);
         if (OPAL_LIKELY(0 == rc)) {
+            if (atomic_load_explicit(&ep->fbox_in_awaited, memory_order_relaxed)) {
+                sm_fbox_watch_ahead(&ep->fbox_in);
+            }
             break;
         }
         if (OPAL_UNLIKELY(rc < 0)) {
@@ -168,6 +172,9 @@ static int poll_fbox(mca_btl_sm_endpoint_t *ep)
          * message once we publish, after the loop. */
         sm_fbox_consume(&ep->fbox_in, &msg);
         ++count;
+        if (1 == count) {
+            atomic_store_explicit(&ep->fbox_in_awaited, false, memory_order_relaxed);
+        }
         /* Faults: a message lost, or one a broken peer wrote. */
         if (OPAL_FAULT(sm_recv_corrupt)) {
             msg.type = SM_MSG_TYPE_MAX + 1;

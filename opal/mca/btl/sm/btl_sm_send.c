@@ -164,6 +164,7 @@ int mca_btl_sm_post_frag(mca_btl_sm_endpoint_t *ep, mca_btl_sm_frag_t *frag)
         uint32_t index = frag->index;
         memcpy(ep->fbox_out.ring + pos + SM_FBOX_HDR_SIZE, &index, sizeof(index));
         sm_fbox_commit(&ep->fbox_out, pos, sizeof(index), 0, SM_MSG_FRAG);
+        atomic_store_explicit(&ep->fbox_in_awaited, true, memory_order_relaxed);
         OPAL_TIMELINE(sm_sent);
     } else {
         if (OPAL_SUCCESS !=
@@ -283,6 +284,7 @@ int mca_btl_sm_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, co
         }
         sm_fbox_fill(&ep->fbox_out, pos, header, header_size, payload, payload_size);
         sm_fbox_commit(&ep->fbox_out, pos, (uint32_t) total, tag, SM_MSG_AM);
+        atomic_store_explicit(&ep->fbox_in_awaited, true, memory_order_relaxed);
         OPAL_TIMELINE(sm_sent);
         sm_wake_peer(ep);
         SM_UNLOCK();
