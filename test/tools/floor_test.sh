@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # contrib/perf/sm_floor.c and tcp_floor.c, which the Mercury comparisons
-# build with cc at run time: they build, a short run prints one row per
-# size in opal_perf's layout with a positive figure, and bad options are
-# refused with a message naming the option. Run by make check.
+# build with cc at run time, and contrib/perf/fbox_model.c (btl/sm's fast
+# box alone, built against this tree's btl_sm_fbox.h): they build, a short
+# run prints one row per size in opal_perf's layout with a positive
+# figure, and bad options are refused with a message naming the option.
+# Run by make check from the build directory.
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/floor_test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failed=0
@@ -19,6 +22,10 @@ for tool in sm_floor tcp_floor; do
         fail "$tool.c does not build: $(cat "$work/$tool.log")"
     fi
 done
+if ! ${CC:-cc} -std=c11 -O2 -Wall -Werror -I"$src" -I"$build" -o "$work/fbox_model" \
+    "$src/contrib/perf/fbox_model.c" "$src/opal/mca/btl/sm/btl_sm_fbox.c" 2>"$work/fbox_model.log"; then
+    fail "fbox_model.c does not build: $(cat "$work/fbox_model.log")"
+fi
 [ $failed -eq 0 ] || exit 1
 
 # rows OUT SIZES: OUT has '#' lines, then exactly one "size value" row per
@@ -48,6 +55,19 @@ timeout 120 "$work/tcp_floor" --sizes 100001 --window 3 --iterations 2 --send-ma
     >"$work/tcp0.out" 2>&1 || fail "tcp_floor --send-max 0 failed: $(cat "$work/tcp0.out")"
 rows "$work/tcp0.out" "100001"
 
+# Today's write order and watch, and the ones before (each size adds
+# 1,000 untimed round trips, as sm_floor's), at the smallest message and
+# the largest its ring takes.
+for setting in "fill on" "plain off"; do
+    read -r order watch <<<"$setting"
+    timeout 120 "$work/fbox_model" --sizes 8,1016 --iterations 10 --order "$order" \
+        --watch "$watch" --work 0 >"$work/fb.out" 2>&1 ||
+        fail "fbox_model --order $order --watch $watch failed: $(cat "$work/fb.out")"
+    rows "$work/fb.out" "8 1016"
+    grep -q "order $order, watch $watch, work 0" "$work/fb.out" ||
+        fail "fbox_model's header does not give its settings: $(head -n 1 "$work/fb.out")"
+done
+
 # refused TOOL MESSAGE ARGS...: TOOL ARGS exits 2 and says MESSAGE.
 refused() {
     local tool=$1 msg=$2
@@ -69,5 +89,11 @@ refused tcp_floor "--cores: '0' is not two core numbers" --cores 0
 refused tcp_floor "--iterations needs a value" --iterations
 refused tcp_floor "unknown option '--rounds'" --rounds 3
 refused tcp_floor "more than 1073741824 bytes per process" --sizes 67108864 --window 64
+
+refused fbox_model "--order: 'both' is not fill or plain" --order both
+refused fbox_model "--watch: '1' is not on or off" --watch 1
+refused fbox_model "--work: '-1' is not a count" --work -1
+refused fbox_model "--sizes: '4' is not a size from 8 to 1016" --sizes 4
+refused fbox_model "--sizes: '1017' is not a size" --sizes 1017
 
 exit $failed
