@@ -27,7 +27,6 @@
 
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "opal/mca/btl/sm/btl_sm_fbox.h"
@@ -208,10 +207,5 @@ int main(int argc, char **argv)
     if (me) {
         _exit(0);
     }
-    int status = 0;
-    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
-        fprintf(stderr, "fbox_model: the child process did not end cleanly\n");
-        return 1;
-    }
-    return 0;
+    return floor_wait_child("fbox_model", child, "child process");
 }

@@ -1,8 +1,8 @@
 /*
- * What sm_floor.c and tcp_floor.c share: their options' parsing, binding
- * to a core and the clock. Header-only, so that each still builds with one
- * cc command (the compare scripts build them at run time). Included first:
- * it defines _GNU_SOURCE.
+ * What sm_floor.c, tcp_floor.c and fbox_model.c share: their options'
+ * parsing, binding to a core, the clock and waiting for the forked child. Header-only, so that each
+ * still builds with one cc command (the compare scripts build them at run time). Included first: it
+ * defines _GNU_SOURCE.
  */
 #ifndef CONTRIB_PERF_FLOOR_H
 #define CONTRIB_PERF_FLOOR_H
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 
 #define FLOOR_MAX_SIZES 32
 
@@ -139,6 +140,18 @@ static inline double floor_now_us(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double) t.tv_sec * 1e6 + (double) t.tv_nsec * 1e-3;
+}
+
+/* Waits for the forked child (named who in the message); 0 when it exited
+ * with status 0, else 1 after a message naming prog. */
+static inline int floor_wait_child(const char *prog, pid_t child, const char *who)
+{
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
+        fprintf(stderr, "%s: the %s did not end cleanly\n", prog, who);
+        return 1;
+    }
+    return 0;
 }
 
 #endif

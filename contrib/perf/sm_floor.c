@@ -22,7 +22,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_SIZE 4096
@@ -121,10 +120,5 @@ int main(int argc, char **argv)
     if (me) {
         _exit(0);
     }
-    int status = 0;
-    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
-        fprintf(stderr, "sm_floor: the child process did not end cleanly\n");
-        return 1;
-    }
-    return 0;
+    return floor_wait_child("sm_floor", child, "child process");
 }

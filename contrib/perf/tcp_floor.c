@@ -36,7 +36,6 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_SIZE   (64L << 20)
@@ -280,9 +279,7 @@ int main(int argc, char **argv)
         kill(child, SIGTERM);
     }
     close(client);
-    int status = 0;
-    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
-        fprintf(stderr, "tcp_floor: the sender did not end cleanly\n");
+    if (0 != floor_wait_child("tcp_floor", child, "sender")) {
         rc = 1;
     }
     free(buf);
