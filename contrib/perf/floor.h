@@ -1,8 +1,9 @@
 /*
  * What sm_floor.c, tcp_floor.c and fbox_model.c share: their options'
- * parsing, binding to a core, the clock and waiting for the forked child. Header-only, so that each
- * still builds with one cc command (the compare scripts build them at run time). Included first: it
- * defines _GNU_SOURCE.
+ * parsing, binding to a core, the clock and waiting for the forked child.
+ * Header-only, so that each still builds with one cc command (the compare
+ * scripts build them at run time). Included first: it defines
+ * _GNU_SOURCE.
  */
 #ifndef CONTRIB_PERF_FLOOR_H
 #define CONTRIB_PERF_FLOOR_H
